@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rsnet: Rust-for-Linux networking features in a QEMU test kernel.
+#
+#   make run      build what is needed, boot the VM, show the modules working
+#   make check    run the kselftests in the VM; ends with "N passed, N failed"
+#   make vm       interactive shell in the test VM (make vm CMD='...' runs one)
+#   make kernel   only prepare and build the test kernel (cached)
+#   make modules  only build the out-of-tree modules
+#   make lint     rustfmt, clippy and checkpatch
+#
+# KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
+# KDIR=/path     use your own prepared, built kernel tree instead
+# RSNET_CACHE    where kernel trees and logs live (default /var/cache/rsnet)
+#
+# The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
+
+T := tools/rsnet
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT
+
+.PHONY: all deps kernel modules check run vm lint clean
+all: modules
+
+deps:
+	@bash $(T)/deps.sh
+kernel: deps
+	@bash $(T)/kernel.sh
+modules: kernel
+	@bash $(T)/modules.sh
+check:
+	@bash $(T)/check.sh
+run:
+	@bash $(T)/run.sh
+vm: modules
+	@bash $(T)/vm.sh $(CMD)
+lint: kernel
+	@bash $(T)/lint.sh
+clean:
+	@find . -path ./.git -prune -o \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
+		-o -name '*.mod.c' -o -name '.*.cmd' -o -name '*.rmeta' -o -name '*.d' \
+		-o -name 'modules.order' -o -name 'Module.symvers' \) -type f -print0 | xargs -0 rm -f

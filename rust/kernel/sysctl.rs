@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Sysctl tables of integer values.
+//!
+//! C header: [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
+//!
+//! A [`Registration`] puts a directory of integer entries under `/proc/sys`.
+//! Every write is parsed and range-checked by the kernel's own
+//! `proc_dointvec_minmax()`, so malformed, empty or out-of-range input fails
+//! with `EINVAL` exactly as for a C sysctl and leaves the value unchanged.
+//! A value that passes is then offered to the table's [`Handler`], which may
+//! act on it (flip a static key, resize something) or refuse it; only when
+//! the handler accepts is the new value stored.
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::c_str;
+//! use kernel::sysctl::{Handler, IntEntry, Registration, Scope, Values};
+//!
+//! struct Knobs;
+//! impl Handler for Knobs {
+//!     fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
+//!         // Refuse odd values; everything else is stored.
+//!         if new % 2 != 0 { Err(EINVAL) } else { Ok(()) }
+//!     }
+//! }
+//!
+//! static ENTRIES: [IntEntry; 1] = [IntEntry::new(c_str!("even"), 0, 100)];
+//! let reg = Registration::register(Scope::Global, c_str!("example"), &ENTRIES, Knobs)?;
+//! assert_eq!(reg.values().get(0), 0);
+//! # Ok::<(), Error>(())
+//! ```
+
+use crate::{
+    alloc::{flags::GFP_KERNEL, KBox, KVec},
+    bindings,
+    error::{from_result, to_result},
+    ffi::{c_int, c_void},
+    new_mutex,
+    prelude::*,
+    str::CStr,
+    sync::Mutex,
+};
+use core::{
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicI32, Ordering},
+};
+
+/// Description of one integer entry of a sysctl table.
+#[derive(Clone, Copy)]
+pub struct IntEntry {
+    name: &'static CStr,
+    mode: u16,
+    min: i32,
+    max: i32,
+    initial: i32,
+}
+
+impl IntEntry {
+    /// A read-write (`0644`) entry called `name` that accepts `min..=max`
+    /// and starts at `min`.
+    pub const fn new(name: &'static CStr, min: i32, max: i32) -> Self {
+        Self {
+            name,
+            mode: 0o644,
+            min,
+            max,
+            initial: min,
+        }
+    }
+
+    /// Returns the entry with initial value `value`.
+    pub const fn initial(mut self, value: i32) -> Self {
+        self.initial = value;
+        self
+    }
+
+    /// Returns the entry made read-only (`0444`): user space reads it, the
+    /// kernel sets it with [`Values::set`].
+    pub const fn read_only(mut self) -> Self {
+        self.mode = 0o444;
+        self
+    }
+}
+
+/// Where a table is registered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// A global directory (`register_sysctl_sz()`), for paths outside `net/`.
+    Global,
+    /// The initial network namespace (`register_net_sysctl_sz(&init_net, ..)`),
+    /// for paths under `net/` such as `net/ipv4`; like the C global tables
+    /// there, the entries are seen from the initial namespace only.
+    InitNet,
+}
+
+/// What a table does when user space writes a valid value.
+pub trait Handler: Send + Sync + 'static {
+    /// Called for a write of `new` (already parsed and within the entry's
+    /// range) to entry `index`, whose value is `old`. Writes to one table
+    /// are serialised, so `old` is current. Returning an error rejects the
+    /// write with that error and keeps `old`.
+    fn write(&self, values: &Values, index: usize, old: i32, new: i32) -> Result {
+        let _ = (values, index, old, new);
+        Ok(())
+    }
+}
+
+/// The state of one entry; `ctl_table::data` points at it.
+struct EntryState {
+    value: AtomicI32,
+    // `proc_dointvec_minmax()` reads the bounds through `extra1`/`extra2`.
+    min: c_int,
+    max: c_int,
+    index: usize,
+}
+
+/// The current values of a table's entries.
+pub struct Values {
+    entries: KVec<EntryState>,
+}
+
+impl Values {
+    /// Returns the number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Returns `true` if the table has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Returns the value of entry `index`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `index` is out of bounds, like slice indexing.
+    pub fn get(&self, index: usize) -> i32 {
+        self.entries[index].value.load(Ordering::Relaxed)
+    }
+
+    /// Sets entry `index` to `value`, which is not range-checked: the kernel
+    /// side is trusted. Meant for read-only entries that report state.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `index` is out of bounds, like slice indexing.
+    pub fn set(&self, index: usize, value: i32) {
+        self.entries[index].value.store(value, Ordering::Relaxed);
+    }
+}
+
+/// The parts of a registration that the proc handler reaches through
+/// `ctl_table::extra1`; pinned because the table points into it.
+#[pin_data]
+struct Inner<T: Handler> {
+    handler: T,
+    values: Values,
+    #[pin]
+    write_lock: Mutex<()>,
+}
+
+/// A registered sysctl table; unregistered when dropped.
+///
+/// # Invariants
+///
+/// `header` was returned by a successful `register_sysctl_sz()` or
+/// `register_net_sysctl_sz()` for `table`, whose entries point at
+/// `inner.values` (`data`) and at `inner` (`extra1`); it stays registered
+/// until `drop`. `table` and `inner` are heap allocations that are neither
+/// moved nor changed while registered.
+pub struct Registration<T: Handler> {
+    header: NonNull<bindings::ctl_table_header>,
+    // Kept alive for the C side, which holds pointers into it.
+    #[allow(dead_code)]
+    table: KVec<bindings::ctl_table>,
+    inner: Pin<KBox<Inner<T>>>,
+}
+
+// SAFETY: `Registration` only hands out shared references to `Inner`, which
+// is `Sync` (`T: Sync`, atomics and a mutex); the raw pointers it holds are
+// used only to unregister, which may happen from any thread.
+unsafe impl<T: Handler> Send for Registration<T> {}
+// SAFETY: As above; `&Registration` gives access only to `&Values`.
+unsafe impl<T: Handler> Sync for Registration<T> {}
+
+impl<T: Handler> Registration<T> {
+    /// Registers `entries` as the directory `path` (`/`-separated, e.g.
+    /// `net/ipv4` or `rsnet/sample`) with `handler` for writes.
+    pub fn register(
+        scope: Scope,
+        path: &'static CStr,
+        entries: &[IntEntry],
+        handler: T,
+    ) -> Result<Self> {
+        let mut states = KVec::with_capacity(entries.len(), GFP_KERNEL)?;
+        for (index, e) in entries.iter().enumerate() {
+            if e.min > e.max || e.initial < e.min || e.initial > e.max {
+                return Err(EINVAL);
+            }
+            states.push(
+                EntryState {
+                    value: AtomicI32::new(e.initial),
+                    min: e.min,
+                    max: e.max,
+                    index,
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let inner = KBox::pin_init(
+            pin_init!(Inner {
+                handler,
+                values: Values { entries: states },
+                write_lock <- new_mutex!(()),
+            }),
+            GFP_KERNEL,
+        )?;
+        let inner_ptr: *const Inner<T> = &*inner;
+
+        let mut table = KVec::with_capacity(entries.len(), GFP_KERNEL)?;
+        for (e, state) in entries.iter().zip(inner.values.entries.iter()) {
+            table.push(
+                bindings::ctl_table {
+                    procname: e.name.as_char_ptr(),
+                    data: ptr::from_ref(state).cast_mut().cast::<c_void>(),
+                    maxlen: core::mem::size_of::<c_int>() as c_int,
+                    mode: e.mode,
+                    proc_handler: Some(proc_handler::<T>),
+                    poll: ptr::null_mut(),
+                    extra1: inner_ptr.cast_mut().cast::<c_void>(),
+                    extra2: ptr::null_mut(),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+
+        let header = match scope {
+            // SAFETY: `path` and every `procname` are `'static` C strings;
+            // `table` holds `table.len()` initialised entries whose pointers
+            // stay valid until the matching unregister in `drop`.
+            Scope::Global => unsafe {
+                bindings::register_sysctl_sz(path.as_char_ptr(), table.as_mut_ptr(), table.len())
+            },
+            // SAFETY: As above; `init_net` is the initial network namespace,
+            // which is never freed.
+            Scope::InitNet => unsafe {
+                bindings::register_net_sysctl_sz(
+                    ptr::addr_of_mut!(bindings::init_net),
+                    path.as_char_ptr(),
+                    table.as_mut_ptr(),
+                    table.len(),
+                )
+            },
+        };
+        let header = NonNull::new(header).ok_or(ENOMEM)?;
+        // INVARIANT: registered above for `table`, which points into `inner`.
+        Ok(Self {
+            header,
+            table,
+            inner,
+        })
+    }
+
+    /// Returns the entries' current values.
+    pub fn values(&self) -> &Values {
+        &self.inner.values
+    }
+
+    /// Returns the handler given at registration.
+    pub fn handler(&self) -> &T {
+        &self.inner.handler
+    }
+}
+
+impl<T: Handler> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant `header` is registered. Unregistering
+        // waits for handlers that are running, so `table` and `inner` (freed
+        // after this) are no longer used once it returns.
+        unsafe { bindings::unregister_sysctl_table(self.header.as_ptr()) };
+    }
+}
+
+/// The `proc_handler` of every entry of a `Registration<T>`.
+///
+/// # Safety
+///
+/// Called by the sysctl core for an entry of a table built by
+/// [`Registration::register`], with `buffer`, `lenp` and `ppos` as for any
+/// `proc_handler`.
+unsafe extern "C" fn proc_handler<T: Handler>(
+    table: *const bindings::ctl_table,
+    write: c_int,
+    buffer: *mut c_void,
+    lenp: *mut usize,
+    ppos: *mut bindings::loff_t,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: `table` is an entry built by `Registration::register`: its
+        // `data` points at an `EntryState` inside the `Inner<T>` that `extra1`
+        // points at, and both live until the registration is dropped, which
+        // waits for this handler to return.
+        let (mut tmp_table, state, inner) = unsafe {
+            (
+                *table,
+                &*(*table).data.cast::<EntryState>(),
+                &*(*table).extra1.cast::<Inner<T>>(),
+            )
+        };
+        let mut tmp: c_int = state.value.load(Ordering::Relaxed);
+        // Let the C parser work on a copy, so the value is only stored once
+        // both the parser and the handler accept it.
+        tmp_table.data = ptr::from_mut(&mut tmp).cast::<c_void>();
+        tmp_table.extra1 = ptr::from_ref(&state.min).cast_mut().cast::<c_void>();
+        tmp_table.extra2 = ptr::from_ref(&state.max).cast_mut().cast::<c_void>();
+
+        let _guard = (write != 0).then(|| inner.write_lock.lock());
+        if write != 0 {
+            tmp = state.value.load(Ordering::Relaxed);
+        }
+        // SAFETY: `tmp_table` is a valid `ctl_table` for one `c_int` at
+        // `tmp` with bounds at `extra1`/`extra2`, all alive for the call; the
+        // other arguments come from the sysctl core unchanged.
+        to_result(unsafe { bindings::proc_dointvec_minmax(&tmp_table, write, buffer, lenp, ppos) })?;
+        if write != 0 {
+            let old = state.value.load(Ordering::Relaxed);
+            inner.handler.write(&inner.values, state.index, old, tmp)?;
+            state.value.store(tmp, Ordering::Relaxed);
+        }
+        Ok(0)
+    })
+}

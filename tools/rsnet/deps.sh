@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install what rsnet needs on a fresh Debian 12 machine (run as root).
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# Debian packages: kernel source, LLVM toolchain, QEMU, kernel build tools,
+# and the userspace the tests drive (iproute2, iperf3, ethtool, python venv).
+pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex
+      bison bc libelf-dev libssl-dev cpio kmod iproute2 iperf3 ethtool
+      python3-venv rsync socat busybox-static)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	step "installing Debian packages: ${missing[*]}"
+	need_root "apt-get install"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >"$LOGDIR/apt.log" 2>&1 || die "apt-get update failed" "$LOGDIR/apt.log"
+	apt-get install -y -qq "${missing[@]}" >>"$LOGDIR/apt.log" 2>&1 ||
+		die "apt-get install ${missing[*]} failed" "$LOGDIR/apt.log"
+fi
+
+# Rust: the kernel builds `core` from source, and generates bindings with a
+# pinned bindgen.
+command -v rustc >/dev/null || die "rustc not found: install Rust with rustup first"
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+	step "rustup component add rust-src"
+	rustup component add rust-src >"$LOGDIR/rustup.log" 2>&1 || die "rustup component add rust-src failed" "$LOGDIR/rustup.log"
+fi
+if ! bindgen --version 2>/dev/null | grep -q "bindgen $BINDGEN_VERSION"; then
+	step "cargo install --locked bindgen-cli@$BINDGEN_VERSION"
+	cargo install --locked "bindgen-cli@$BINDGEN_VERSION" >"$LOGDIR/bindgen.log" 2>&1 ||
+		die "cargo install bindgen-cli failed" "$LOGDIR/bindgen.log"
+fi
+
+# Python tools (virtme-ng, and ynl/tdc's libraries) in a venv of our own.
+if [ ! -x "$VENV/bin/vng" ] || ! cmp -s "$RSNET_TOP/tools/rsnet/requirements.txt" "$VENV/.requirements"; then
+	step "creating Python venv $VENV (virtme-ng, pyyaml, jsonschema, pyroute2)"
+	python3 -m venv "$VENV" >"$LOGDIR/venv.log" 2>&1 || die "python3 -m venv failed" "$LOGDIR/venv.log"
+	"$VENV/bin/pip" install -q -r "$RSNET_TOP/tools/rsnet/requirements.txt" >>"$LOGDIR/venv.log" 2>&1 ||
+		die "pip install into $VENV failed" "$LOGDIR/venv.log"
+	cp "$RSNET_TOP/tools/rsnet/requirements.txt" "$VENV/.requirements"
+fi

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Prepare and build the rsnet test kernel, incrementally and only when needed.
+#
+#   pristine  $RSNET_CACHE/pristine-<ver>   linux-source-6.12 as unpacked
+#   source    $RSNET_CACHE/src-<ver>        pristine + patches/ + rust/ overlay
+#   build     $RSNET_CACHE/build-$KCONFIG   O= build directory
+#
+# The build directory records the hash of every input (source version,
+# patches, overlay, config fragments, toolchain, this script); with the same
+# hash nothing is run. When the hash changes only the files that patches/ and
+# rust/ touch are rewritten, so make rebuilds what depends on them, not all.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${KDIR:-}" ] && { step "KDIR=$KDIR: using your prepared kernel tree, not building one"; exit 0; }
+[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
+
+srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %s-%Y "$KSRC_TARBALL")
+pristine=$RSNET_CACHE/pristine-$srcver
+src=$RSNET_CACHE/src-$srcver
+build=$(kbuild_dir)
+frags=("$RSNET_TOP/.config.fragment")
+if [ "$KCONFIG" != default ]; then
+	[ -f "$RSNET_TOP/configs/$KCONFIG.fragment" ] || die "unknown KCONFIG=$KCONFIG (no configs/$KCONFIG.fragment)"
+	frags+=("$RSNET_TOP/configs/$KCONFIG.fragment")
+fi
+MAKE=(make -C "$src" O="$build" LLVM=1 -j"$(nproc)")
+
+key=$( {
+	echo "$srcver $KCONFIG"
+	rustc --version; clang --version | head -1; bindgen --version
+	cat "$0" "${frags[@]}"
+	cd "$RSNET_TOP" && find patches rust -type f | LC_ALL=C sort | xargs -r sha256sum
+} | sha256sum | cut -d' ' -f1)
+
+if [ -f "$build/.rsnet-key" ] && [ "$(cat "$build/.rsnet-key")" = "$key" ] &&
+   [ -f "$build/arch/x86/boot/bzImage" ]; then
+	step "kernel up to date: $build (key ${key:0:12})"
+	exit 0
+fi
+
+if [ ! -f "$pristine/Makefile" ]; then
+	step "unpacking $KSRC_TARBALL"
+	rm -rf "$pristine.tmp" && mkdir -p "$pristine.tmp"
+	tar -C "$pristine.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
+	mv "$pristine.tmp" "$pristine"
+fi
+if [ ! -f "$src/Makefile" ]; then
+	rm -rf "$src" && cp -a "$pristine" "$src"
+	: >"$src/.rsnet-touched"
+fi
+
+# Stage the new versions of every file patches/ or rust/ touch.
+stage=$RSNET_CACHE/stage
+rm -rf "$stage" && mkdir -p "$stage"
+log=$LOGDIR/kernel-prepare.log
+: >"$log"
+touched=$(mktemp)
+for p in "$RSNET_TOP"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	grep -E '^\+\+\+ ' "$p" | sed -E 's#^\+\+\+ [^/]*/##; s#\t.*##' >>"$touched"
+done
+(cd "$RSNET_TOP" && find rust -type f) >>"$touched"
+while read -r f; do
+	[ -z "$f" ] && continue
+	mkdir -p "$stage/$(dirname "$f")"
+	[ -f "$pristine/$f" ] && cp "$pristine/$f" "$stage/$f"
+done < <(sort -u "$touched")
+for p in "$RSNET_TOP"/patches/*.patch; do
+	[ -e "$p" ] || continue
+	echo "== $p" >>"$log"
+	patch -d "$stage" -p1 --no-backup-if-mismatch -s <"$p" >>"$log" 2>&1 ||
+		die "patch $(basename "$p") does not apply to linux $srcver" "$log"
+done
+cp -r "$RSNET_TOP/rust/." "$stage/rust/"
+
+# Sync into the source tree, touching only files whose content changed;
+# files touched last time but not now go back to pristine.
+while read -r f; do
+	[ -z "$f" ] && continue
+	if [ -f "$stage/$f" ]; then
+		if ! cmp -s "$stage/$f" "$src/$f"; then
+			mkdir -p "$src/$(dirname "$f")"
+			cp "$stage/$f" "$src/$f"
+		fi
+	elif [ -f "$pristine/$f" ]; then
+		cmp -s "$pristine/$f" "$src/$f" || cp "$pristine/$f" "$src/$f"
+	else
+		rm -f "$src/$f"
+	fi
+done < <(sort -u "$src/.rsnet-touched" "$touched")
+sort -u "$touched" >"$src/.rsnet-touched"
+rm -f "$touched"
+
+# Configure: tinyconfig + fragments. Only replace .config when it changes,
+# so an unchanged configuration does not trigger a rebuild.
+mkdir -p "$build"
+cfglog=$LOGDIR/kernel-config.log
+tmpcfg=$RSNET_CACHE/config-tmp
+rm -rf "$tmpcfg" && mkdir -p "$tmpcfg"
+{
+	make -C "$src" O="$tmpcfg" LLVM=1 tinyconfig &&
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$tmpcfg" "$tmpcfg/.config" "${frags[@]}" &&
+	make -C "$src" O="$tmpcfg" LLVM=1 olddefconfig
+} >"$cfglog" 2>&1 || die "kernel configuration failed" "$cfglog"
+# Every option the fragments ask for must have survived olddefconfig.
+bad=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while read -r l; do
+	grep -qxF "$l" "$tmpcfg/.config" || echo "$l"; done)
+if [ -n "$bad" ]; then
+	{ echo "options not set as requested (dependency missing?):"; echo "$bad"; } >>"$cfglog"
+	if echo "$bad" | grep -q CONFIG_RUST=; then
+		make -C "$src" O="$tmpcfg" LLVM=1 rustavailable >>"$cfglog" 2>&1 || true
+	fi
+	die "kernel config: $(echo "$bad" | tr '\n' ' ')" "$cfglog"
+fi
+cmp -s "$tmpcfg/.config" "$build/.config" || cp "$tmpcfg/.config" "$build/.config"
+
+blog=$LOGDIR/kernel-build-$KCONFIG.log
+step "building kernel in $build (log: $blog)"
+start=$(date +%s)
+"${MAKE[@]}" olddefconfig >"$blog" 2>&1 &&
+"${MAKE[@]}" bzImage modules >>"$blog" 2>&1 || die "kernel build failed" "$blog"
+echo "$key" >"$build/.rsnet-key"
+step "kernel built in $(( $(date +%s) - start ))s"

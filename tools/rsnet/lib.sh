@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# Common settings for the rsnet scripts: sourced, not run.
+
+RSNET_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Everything built or downloaded lives outside the repository.
+RSNET_CACHE=${RSNET_CACHE:-/var/cache/rsnet}
+VENV=${RSNET_VENV:-$RSNET_CACHE/venv}
+LOGDIR=${RSNET_LOGDIR:-$RSNET_CACHE/logs}
+KCONFIG=${KCONFIG:-default}
+KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+BINDGEN_VERSION=0.69.5
+export PATH="$HOME/.cargo/bin:$PATH:/usr/sbin:/sbin"
+mkdir -p "$RSNET_CACHE" "$LOGDIR"
+
+step() { printf '[rsnet] %s\n' "$*" >&2; }
+# die MESSAGE [LOG]: say what failed and where its full log is.
+die() {
+	printf '[rsnet] ERROR: %s\n' "$1" >&2
+	if [ -n "${2:-}" ]; then
+		[ -f "$2" ] && tail -n 25 "$2" | sed 's/^/    | /' >&2
+		printf '[rsnet] full log: %s\n' "$2" >&2
+	fi
+	exit 1
+}
+need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root: run as root"; }
+# The kernel build directory for the chosen variant (KDIR= overrides it).
+kbuild_dir() {
+	if [ -n "${KDIR:-}" ]; then echo "$KDIR"; else echo "$RSNET_CACHE/build-$KCONFIG"; fi
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Build rsnet's out-of-tree modules against the kernel build directory and
+# make them loadable by name (modprobe NAME) in the virtme-ng VM.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+build=$(kbuild_dir)
+[ -f "$build/Module.symvers" ] || die "$build is not a built kernel tree (no Module.symvers); run 'make kernel' or set KDIR"
+log=$LOGDIR/modules.log
+step "building modules (log: $log)"
+make -C "$build" M="$RSNET_TOP" LLVM=1 -j"$(nproc)" ${CLIPPY:+CLIPPY=1} modules >"$log" 2>&1 ||
+	die "module build failed" "$log"
+if grep -E '^(warning|error)(\[|:)' "$log" >/dev/null; then
+	grep -E -A6 '^(warning|error)(\[|:)' "$log" | head -40 >&2
+	die "module build produced warnings (the kernel's Rust lints must be clean)" "$log"
+fi
+
+# virtme-ng's module directory for this build, with our modules in extra/.
+if [ -z "${KDIR:-}" ] || [ -w "$build" ]; then
+	moddir=$build/.virtme_mods/lib/modules/0.0.0
+	(cd "$build" && "$VENV/bin/virtme-prep-kdir-mods") >>"$log" 2>&1 ||
+		die "virtme-prep-kdir-mods failed" "$log"
+	rm -rf "$moddir/extra" && mkdir -p "$moddir/extra"
+	(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*') | while read -r ko; do
+		cp "$RSNET_TOP/$ko" "$moddir/extra/"
+	done
+	depmod -ae -F "$build/System.map" -b "$build/.virtme_mods" 0.0.0 >>"$log" 2>&1 ||
+		die "depmod failed" "$log"
+fi
+step "modules: $(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*' -printf '%f ' )"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Boot the rsnet test kernel in QEMU through virtme-ng: 2 vCPUs, 2 NUMA
+# nodes (one vCPU and 1 GiB each), the host's root file system read-only.
+#
+#   vm.sh                 interactive shell
+#   vm.sh COMMAND...      run COMMAND in the VM, exit with its status
+#
+# The VM sees the repository at its host path, the kernel source tree at
+# $RSNET_KSRC (also exported inside as RSNET_KSRC) and a writable results
+# directory at $RSNET_RESULTS. VM_TIMEOUT (seconds) bounds a command run.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+build=$(kbuild_dir)
+ksrc=${RSNET_KSRC:-$(ls -d "$RSNET_CACHE"/src-* 2>/dev/null | head -1)}
+[ -n "${KDIR:-}" ] && ksrc=${RSNET_KSRC:-$KDIR}
+results=${RSNET_RESULTS:-$RSNET_CACHE/results}
+mkdir -p "$results"
+[ -f "$build/arch/x86/boot/bzImage" ] || die "no kernel image in $build: run 'make kernel'"
+
+args=(--run "$build" --user root --cpus 2 --memory 2G
+      --numa 1G,cpus=0 --numa 1G,cpus=1 --force-9p
+      --rwdir "$results" --cwd "$RSNET_TOP"
+      --append "panic_on_warn=0 nmi_watchdog=0 kmemleak=on")
+# TCG by default: this kind of machine has no usable KVM. RSNET_KVM=1 tries it.
+[ "${RSNET_KVM:-0}" = 1 ] || args+=(--disable-kvm)
+
+env_prefix="RSNET_KSRC=$ksrc RSNET_RESULTS=$results RSNET_TOP=$RSNET_TOP PATH=$VENV/bin:\$PATH"
+if [ $# -eq 0 ]; then
+	exec "$VENV/bin/vng" "${args[@]}"
+fi
+console=$LOGDIR/vm-console.log
+set +e
+timeout --kill-after=10 "${VM_TIMEOUT:-1800}" "$VENV/bin/vng" "${args[@]}" --verbose \
+	--exec "export $env_prefix; $*" 2>"$console"
+rc=$?
+set -e
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	echo "[rsnet] ERROR: VM timed out after ${VM_TIMEOUT:-1800}s; console log: $console" >&2
+elif [ $rc -ne 0 ] && ! grep -q 'Run /init\|virtme-ng-init' "$console"; then
+	echo "[rsnet] ERROR: VM did not boot (exit $rc); console log: $console" >&2
+	tail -n 20 "$console" | sed 's/^/    | /' >&2
+fi
+exit $rc

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The sysctl abstraction (rust/kernel/sysctl.rs) through the rust_sysctl
+# sample: values read and written, range and parse errors rejected with
+# EINVAL leaving the value unchanged, a handler veto, and clean unload.
+
+. "$(dirname "$0")/lib.sh"
+D=/proc/sys/rsnet/sample
+
+ktap_print_header
+ktap_set_plan 16
+
+modprobe -r rust_sysctl 2>/dev/null
+check "no table before load" test ! -e $D
+check "modprobe rust_sysctl" modprobe rust_sysctl
+expect_eq "value default is 10" 10 "$(cat $D/value 2>&1)"
+expect_eq "enabled default is 0" 0 "$(cat $D/enabled 2>&1)"
+expect_eq "sysctl(8) reads it" "rsnet.sample.value = 10" "$(sysctl rsnet.sample.value 2>&1)"
+
+sysctl -q -w rsnet.sample.value=500
+expect_eq "write 500 through sysctl(8), read back" 500 "$(cat $D/value)"
+expect_eq "write enabled=1" OK "$(write_errno $D/enabled 1)"
+expect_eq "enabled reads 1" 1 "$(cat $D/enabled)"
+
+bad=""
+for v in 1001 -1 abc "" 99999999999999999999 12x; do
+	r=$(write_errno $D/value "$v")
+	[ "$r" = EINVAL ] || bad="$bad [$v]->$r"
+done
+expect_eq "invalid writes to value fail with EINVAL" "" "$bad"
+expect_eq "value unchanged after invalid writes" 500 "$(cat $D/value)"
+for v in 2 -1 abc ""; do
+	r=$(write_errno $D/enabled "$v")
+	[ "$r" = EINVAL ] || bad="$bad [$v]->$r"
+done
+expect_eq "invalid writes to enabled fail with EINVAL, value kept" "1" "$(cat $D/enabled)$bad"
+
+expect_eq "handler refuses odd value with EINVAL" EINVAL "$(write_errno $D/value 7)"
+expect_eq "value unchanged after refusal" 500 "$(cat $D/value)"
+expect_eq "writes counts accepted writes only" 2 "$(cat $D/writes)"
+expect_eq "read-only entry refuses writes" EACCES "$(write_errno $D/writes 5)"
+
+modprobe -r rust_sysctl
+check "unload removes the table" test ! -e $D
+
+ktap_finished
