@@ -16,7 +16,7 @@
 # The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
 
 T := tools/rsnet
-export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT CMD
 
 .PHONY: all deps kernel modules check run vm lint clean
 all: modules
@@ -32,7 +32,7 @@ check:
 run:
 	@bash $(T)/run.sh
 vm: modules
-	@bash $(T)/vm.sh $(CMD)
+	@bash $(T)/vm.sh $(if $(CMD),"$$CMD")
 lint: kernel
 	@bash $(T)/lint.sh
 clean:

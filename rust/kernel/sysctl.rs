@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Sysctl tables of integer values.
+//! Sysctl tables of integer values and counters.
 //!
 //! C header: [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
 //!
@@ -10,13 +10,14 @@
 //! with `EINVAL` exactly as for a C sysctl and leaves the value unchanged.
 //! A value that passes is then offered to the table's [`Handler`], which may
 //! act on it (flip a static key, resize something) or refuse it; only when
-//! the handler accepts is the new value stored.
+//! the handler accepts is the new value stored. Counter entries show a
+//! `'static` [`AtomicU64`] that the kernel side updates, read-only.
 //!
 //! # Examples
 //!
 //! ```
 //! use kernel::c_str;
-//! use kernel::sysctl::{Handler, IntEntry, Registration, Scope, Values};
+//! use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
 //!
 //! struct Knobs;
 //! impl Handler for Knobs {
@@ -26,7 +27,7 @@
 //!     }
 //! }
 //!
-//! static ENTRIES: [IntEntry; 1] = [IntEntry::new(c_str!("even"), 0, 100)];
+//! static ENTRIES: [Entry; 1] = [Entry::int(c_str!("even"), 0, 100)];
 //! let reg = Registration::register(Scope::Global, c_str!("example"), &ENTRIES, Knobs)?;
 //! assert_eq!(reg.values().get(0), 0);
 //! # Ok::<(), Error>(())
@@ -44,29 +45,43 @@ use crate::{
 };
 use core::{
     ptr::{self, NonNull},
-    sync::atomic::{AtomicI32, Ordering},
+    sync::atomic::{AtomicI32, AtomicU64, Ordering},
 };
 
-/// Description of one integer entry of a sysctl table.
+/// Description of one entry of a sysctl table.
 #[derive(Clone, Copy)]
-pub struct IntEntry {
+pub struct Entry {
     name: &'static CStr,
     mode: u16,
     min: i32,
     max: i32,
     initial: i32,
+    counter: Option<&'static AtomicU64>,
 }
 
-impl IntEntry {
-    /// A read-write (`0644`) entry called `name` that accepts `min..=max`
-    /// and starts at `min`.
-    pub const fn new(name: &'static CStr, min: i32, max: i32) -> Self {
+impl Entry {
+    /// A read-write (`0644`) integer entry called `name` that accepts
+    /// `min..=max` and starts at `min`.
+    pub const fn int(name: &'static CStr, min: i32, max: i32) -> Self {
         Self {
             name,
             mode: 0o644,
             min,
             max,
             initial: min,
+            counter: None,
+        }
+    }
+
+    /// A read-only (`0444`) entry called `name` that shows `counter`.
+    pub const fn counter(name: &'static CStr, counter: &'static AtomicU64) -> Self {
+        Self {
+            name,
+            mode: 0o444,
+            min: 0,
+            max: 0,
+            initial: 0,
+            counter: Some(counter),
         }
     }
 
@@ -110,6 +125,7 @@ pub trait Handler: Send + Sync + 'static {
 /// The state of one entry; `ctl_table::data` points at it.
 struct EntryState {
     value: AtomicI32,
+    counter: Option<&'static AtomicU64>,
     // `proc_dointvec_minmax()` reads the bounds through `extra1`/`extra2`.
     min: c_int,
     max: c_int,
@@ -192,17 +208,23 @@ impl<T: Handler> Registration<T> {
     pub fn register(
         scope: Scope,
         path: &'static CStr,
-        entries: &[IntEntry],
+        entries: &[Entry],
         handler: T,
     ) -> Result<Self> {
         let mut states = KVec::with_capacity(entries.len(), GFP_KERNEL)?;
         for (index, e) in entries.iter().enumerate() {
-            if e.min > e.max || e.initial < e.min || e.initial > e.max {
+            let writable = e.mode & 0o222 != 0;
+            if e.min > e.max
+                || e.initial < e.min
+                || e.initial > e.max
+                || (e.counter.is_some() && writable)
+            {
                 return Err(EINVAL);
             }
             states.push(
                 EntryState {
                     value: AtomicI32::new(e.initial),
+                    counter: e.counter,
                     min: e.min,
                     max: e.max,
                     index,
@@ -310,6 +332,20 @@ unsafe extern "C" fn proc_handler<T: Handler>(
                 &*(*table).extra1.cast::<Inner<T>>(),
             )
         };
+        if let Some(counter) = state.counter {
+            // Read-only (checked at registration, enforced by the mode).
+            let mut tmp: core::ffi::c_ulong = counter.load(Ordering::Relaxed);
+            tmp_table.data = ptr::from_mut(&mut tmp).cast::<c_void>();
+            tmp_table.maxlen = core::mem::size_of::<core::ffi::c_ulong>() as c_int;
+            tmp_table.extra1 = ptr::null_mut();
+            tmp_table.extra2 = ptr::null_mut();
+            // SAFETY: `tmp_table` describes one `unsigned long` at `tmp`,
+            // alive for the call; the other arguments come from the core.
+            return to_result(unsafe {
+                bindings::proc_doulongvec_minmax(&tmp_table, 0, buffer, lenp, ppos)
+            })
+            .map(|()| 0);
+        }
         let mut tmp: c_int = state.value.load(Ordering::Relaxed);
         // Let the C parser work on a copy, so the value is only stored once
         // both the parser and the handler accept it.

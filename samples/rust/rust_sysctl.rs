@@ -11,7 +11,7 @@
 
 use kernel::c_str;
 use kernel::prelude::*;
-use kernel::sysctl::{Handler, IntEntry, Registration, Scope, Values};
+use kernel::sysctl::{Handler, Entry, Registration, Scope, Values};
 
 module! {
     type: RustSysctl,
@@ -25,10 +25,10 @@ const VALUE: usize = 0;
 const ENABLED: usize = 1;
 const WRITES: usize = 2;
 
-static ENTRIES: [IntEntry; 3] = [
-    IntEntry::new(c_str!("value"), 0, 1000).initial(10),
-    IntEntry::new(c_str!("enabled"), 0, 1),
-    IntEntry::new(c_str!("writes"), 0, i32::MAX).read_only(),
+static ENTRIES: [Entry; 3] = [
+    Entry::int(c_str!("value"), 0, 1000).initial(10),
+    Entry::int(c_str!("enabled"), 0, 1),
+    Entry::int(c_str!("writes"), 0, i32::MAX).read_only(),
 ];
 
 struct Sample;

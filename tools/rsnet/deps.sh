@@ -8,7 +8,7 @@ set -euo pipefail
 # and the userspace the tests drive (iproute2, iperf3, ethtool, python venv).
 pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex
       bison bc libelf-dev libssl-dev cpio kmod iproute2 iperf3 ethtool
-      python3-venv rsync socat busybox-static)
+      python3-venv rsync socat busybox-static udev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! TCP: the per-socket TX skb cache hook.
+//!
+//! C header: [`include/net/tcp.h`](srctree/include/net/tcp.h) (the hook is
+//! added by rsnet's `patches/0002-tcp-tx-skb-cache-hooks.patch`).
+//!
+//! `tcp_stream_alloc_skb()` and `tcp_wmem_free_skb()` call a registered
+//! [`TxSkbCache`] while the C static key [`tx_skb_cache_key()`] is on. The
+//! slot for the cached skb is `struct sock::sk_tx_skb_cache`, which the C
+//! side frees when the write queue is purged, so a cached skb never outlives
+//! its socket, loaded module or not.
+
+use crate::{
+    bindings,
+    error::{to_result, Result},
+    net::skbuff::SkBuff,
+    static_key::StaticKeyFalse,
+    types::Opaque,
+};
+use core::{marker::PhantomData, ptr::NonNull};
+
+/// A TCP socket, as the TX skb cache hooks see it.
+///
+/// # Invariants
+///
+/// References are only made by the hook adapters, for the duration of a
+/// hook call, which the TCP stack makes with the socket locked: the holder
+/// has exclusive access to the socket's TX state, `sk_tx_skb_cache` included.
+/// `Sock` is neither `Send` nor `Sync`, so the reference cannot leave the
+/// calling thread.
+#[repr(transparent)]
+pub struct Sock(Opaque<bindings::sock>);
+
+impl Sock {
+    /// # Safety
+    ///
+    /// `ptr` must be a valid socket, locked by the caller for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::sock) -> &'a Self {
+        // SAFETY: Transparent wrapper; validity is the caller's promise.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn slot(&self) -> *mut *mut bindings::sk_buff {
+        // SAFETY: Only computes a field address of the valid socket.
+        unsafe { core::ptr::addr_of_mut!((*self.0.get()).sk_tx_skb_cache) }
+    }
+
+    /// Returns `true` if the socket has no cached skb.
+    pub fn tx_skb_cache_is_empty(&self) -> bool {
+        // SAFETY: The socket is locked by our caller (type invariant).
+        unsafe { (*self.slot()).is_null() }
+    }
+
+    /// Takes the socket's cached skb, leaving the slot empty.
+    pub fn tx_skb_cache_take(&self) -> Option<SkBuff> {
+        // SAFETY: The socket is locked by our caller (type invariant), and
+        // the slot owns the skb it points at, which we now take over.
+        unsafe {
+            let skb = core::ptr::replace(self.slot(), core::ptr::null_mut());
+            NonNull::new(skb).map(|p| SkBuff::from_raw(p))
+        }
+    }
+
+    /// Stores `skb` in the socket's empty slot; hands it back if the slot
+    /// is taken.
+    pub fn tx_skb_cache_store(&self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+        if !self.tx_skb_cache_is_empty() {
+            return Err(skb);
+        }
+        // SAFETY: The socket is locked (type invariant) and the slot is
+        // empty; it takes over our reference, and `tcp_write_queue_purge()`
+        // or the cache's `get` gives it back.
+        unsafe { *self.slot() = skb.into_raw().as_ptr() };
+        Ok(())
+    }
+}
+
+/// The static key that gates the hooks (`tcp_tx_skb_cache_key`).
+pub fn tx_skb_cache_key() -> &'static StaticKeyFalse {
+    // SAFETY: `tcp_tx_skb_cache_key` is a static defined in net/ipv4/tcp.c
+    // with DEFINE_STATIC_KEY_FALSE: initialised, and alive forever.
+    unsafe { StaticKeyFalse::from_raw(core::ptr::addr_of_mut!(bindings::tcp_tx_skb_cache_key)) }
+}
+
+/// The policy of a per-socket TX skb cache.
+pub trait TxSkbCache: 'static {
+    /// Returns the socket's cached skb in the state that
+    /// `alloc_skb_fclone(MAX_TCP_HEADER)` returns (empty, no headroom), or
+    /// `None` to have a new one allocated.
+    fn get(sk: &Sock) -> Option<SkBuff>;
+
+    /// Offered an skb the write queue freed, already uncharged from `sk`:
+    /// keep it (`Ok`) or hand it back to be freed (`Err`).
+    fn put(sk: &Sock, skb: SkBuff) -> core::result::Result<(), SkBuff>;
+}
+
+struct Adapter<T: TxSkbCache>(PhantomData<T>);
+
+impl<T: TxSkbCache> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by `tcp_tx_skb_cache_get()` with a valid, locked socket.
+    unsafe extern "C" fn get(sk: *mut bindings::sock) -> *mut bindings::sk_buff {
+        // SAFETY: The TCP stack holds the socket lock for the call.
+        let sk = unsafe { Sock::from_raw(sk) };
+        T::get(sk).map_or(core::ptr::null_mut(), |skb| skb.into_raw().as_ptr())
+    }
+
+    /// # Safety
+    ///
+    /// Called by `tcp_tx_skb_cache_put()` with a valid, locked socket and an
+    /// skb whose only reference the caller gives up if we return `true`.
+    unsafe extern "C" fn put(sk: *mut bindings::sock, skb: *mut bindings::sk_buff) -> bool {
+        let Some(skb) = NonNull::new(skb) else {
+            return false;
+        };
+        // SAFETY: The TCP stack holds the socket lock for the call.
+        let sk = unsafe { Sock::from_raw(sk) };
+        // SAFETY: The caller hands us its reference; if we hand the skb back
+        // below, the caller keeps owning it and frees it.
+        let skb = unsafe { SkBuff::from_raw(skb) };
+        match T::put(sk, skb) {
+            Ok(()) => true,
+            Err(skb) => {
+                skb.into_raw();
+                false
+            }
+        }
+    }
+
+    const OPS: bindings::tcp_tx_skb_cache_ops = bindings::tcp_tx_skb_cache_ops {
+        get: Some(Self::get),
+        put: Some(Self::put),
+    };
+}
+
+/// A registered [`TxSkbCache`]; unregistered on drop, which also turns the
+/// static key off and waits for running hooks.
+///
+/// # Invariants
+///
+/// `ops` is the table registered with `tcp_tx_skb_cache_register()`.
+pub struct TxSkbCacheRegistration<T: TxSkbCache> {
+    ops: &'static bindings::tcp_tx_skb_cache_ops,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: The registration only holds a pointer to an immutable static
+// table; unregistering may happen from any thread.
+unsafe impl<T: TxSkbCache> Send for TxSkbCacheRegistration<T> {}
+// SAFETY: `&TxSkbCacheRegistration` allows nothing.
+unsafe impl<T: TxSkbCache> Sync for TxSkbCacheRegistration<T> {}
+
+impl<T: TxSkbCache> TxSkbCacheRegistration<T> {
+    /// Registers `T` as the cache; `EBUSY` if another one is registered.
+    pub fn register() -> Result<Self> {
+        let ops: &'static bindings::tcp_tx_skb_cache_ops = &Adapter::<T>::OPS;
+        // SAFETY: `ops` is a static table of functions that stay valid until
+        // we unregister it in `drop` (a module is unloaded only after its
+        // `Drop` has run).
+        to_result(unsafe { bindings::tcp_tx_skb_cache_register(ops) })?;
+        // INVARIANT: `ops` was registered above.
+        Ok(Self {
+            ops,
+            _p: PhantomData,
+        })
+    }
+}
+
+impl<T: TxSkbCache> Drop for TxSkbCacheRegistration<T> {
+    fn drop(&mut self) {
+        // SAFETY: `self.ops` is registered (type invariant). This turns the
+        // key off and waits (synchronize_rcu()) until no hook runs.
+        unsafe { bindings::tcp_tx_skb_cache_unregister(self.ops) };
+    }
+}
