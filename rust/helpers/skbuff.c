@@ -41,3 +41,8 @@ struct skb_shared_info *rust_helper_skb_shinfo(struct sk_buff *skb)
 {
 	return skb_shinfo(skb);
 }
+
+void rust_helper_kfree_skb(struct sk_buff *skb)
+{
+	kfree_skb(skb);
+}

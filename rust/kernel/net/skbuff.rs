@@ -8,7 +8,8 @@ use crate::bindings;
 use core::ptr::NonNull;
 
 /// An owned `struct sk_buff`: the holder of one reference, given back with
-/// `consume_skb()` when dropped.
+/// `kfree_skb()` when dropped (a packet not sent is a drop); the paths that
+/// consume packets hand them over with [`SkBuff::into_raw`].
 ///
 /// # Invariants
 ///
@@ -40,7 +41,7 @@ impl SkBuff {
         ptr
     }
 
-    fn as_ptr(&self) -> *mut bindings::sk_buff {
+    pub(crate) fn as_ptr(&self) -> *mut bindings::sk_buff {
         self.0.as_ptr()
     }
 
@@ -123,9 +124,331 @@ impl SkBuff {
     }
 }
 
+/// Why a packet was dropped (`enum skb_drop_reason`), as seen by
+/// `perf`/`dropwatch`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// A band of `fq` was full (`SKB_DROP_REASON_FQ_BAND_LIMIT`).
+    FqBandLimit,
+    /// The timestamp was beyond the `fq` horizon
+    /// (`SKB_DROP_REASON_FQ_HORIZON_LIMIT`).
+    FqHorizonLimit,
+    /// A flow of `fq` was full (`SKB_DROP_REASON_FQ_FLOW_LIMIT`).
+    FqFlowLimit,
+}
+
+impl DropReason {
+    pub(crate) fn as_raw(self) -> bindings::skb_drop_reason {
+        match self {
+            Self::FqBandLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_BAND_LIMIT,
+            Self::FqHorizonLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_HORIZON_LIMIT,
+            Self::FqFlowLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_FLOW_LIMIT,
+        }
+    }
+}
+
+/// Length of the private part of the qdisc control block
+/// (`QDISC_CB_PRIV_LEN`).
+pub const QDISC_CB_PRIV_LEN: usize = 20;
+
+impl SkBuff {
+    /// Returns the packet priority (`skb->priority`).
+    pub fn priority(&self) -> u32 {
+        // SAFETY: The pointer is valid (type invariant).
+        unsafe { bindings::skb_priority(self.as_ptr()) }
+    }
+
+    /// Returns the departure time (`skb->tstamp`), 0 if none.
+    pub fn tstamp(&self) -> u64 {
+        // SAFETY: The pointer is valid (type invariant).
+        unsafe { bindings::skb_tstamp(self.as_ptr()) }
+    }
+
+    /// Sets the departure time (`skb->tstamp`).
+    pub fn set_tstamp(&mut self, tstamp: u64) {
+        // SAFETY: The pointer is valid and the metadata ours (invariant).
+        unsafe { bindings::skb_set_tstamp(self.as_ptr(), tstamp) };
+    }
+
+    /// Returns the flow hash, computing it if needed (`skb_get_hash()`).
+    pub fn get_hash(&mut self) -> u32 {
+        // SAFETY: The pointer is valid and the metadata ours (invariant).
+        unsafe { bindings::skb_get_hash(self.as_ptr()) }
+    }
+
+    /// Detaches the skb from its socket (`skb_orphan()`).
+    pub fn orphan(&mut self) {
+        // SAFETY: The pointer is valid and the metadata ours (invariant).
+        unsafe { bindings::skb_orphan(self.as_ptr()) };
+    }
+
+    /// Marks the packet Congestion Experienced if it is ECN-capable
+    /// (`INET_ECN_set_ce()`); returns whether it did.
+    pub fn set_ce(&mut self) -> bool {
+        // SAFETY: The pointer is valid and the data ours (invariant): a
+        // clone's data is unshared by the helper before it writes.
+        unsafe { bindings::INET_ECN_set_ce(self.as_ptr()) != 0 }
+    }
+
+    /// Returns the private part of the qdisc control block.
+    pub fn qdisc_cb(&self) -> &[u8; QDISC_CB_PRIV_LEN] {
+        // SAFETY: `qdisc_skb_cb(skb)->data` is `QDISC_CB_PRIV_LEN` bytes
+        // inside `skb->cb`, which lives as long as the skb.
+        unsafe { &*bindings::qdisc_cb_data(self.as_ptr()).cast::<[u8; QDISC_CB_PRIV_LEN]>() }
+    }
+
+    /// Returns the private part of the qdisc control block, writable.
+    pub fn qdisc_cb_mut(&mut self) -> &mut [u8; QDISC_CB_PRIV_LEN] {
+        // SAFETY: As for `qdisc_cb`; the metadata is ours (invariant).
+        unsafe { &mut *bindings::qdisc_cb_data(self.as_ptr()).cast::<[u8; QDISC_CB_PRIV_LEN]>() }
+    }
+
+    /// Returns the socket the packet belongs to, if any (`skb->sk`).
+    pub fn sock(&self) -> Option<SockRef<'_>> {
+        // SAFETY: The pointer is valid (type invariant).
+        let sk = unsafe { (*self.as_ptr()).sk };
+        NonNull::new(sk).map(|sk| SockRef {
+            sk,
+            _p: core::marker::PhantomData,
+        })
+    }
+}
+
+/// The socket of a packet, as a qdisc sees it.
+///
+/// # Invariants
+///
+/// `sk` is the socket of a packet we hold; the packet keeps it alive
+/// (through its destructor's reference) for `'a`.
+#[derive(Clone, Copy)]
+pub struct SockRef<'a> {
+    sk: NonNull<bindings::sock>,
+    _p: core::marker::PhantomData<&'a SkBuff>,
+}
+
+impl SockRef<'_> {
+    /// Returns the socket's address, which identifies it while it lives.
+    pub fn addr(&self) -> usize {
+        self.sk.as_ptr() as usize
+    }
+
+    /// Returns `true` for a full socket (not a request or timewait one).
+    pub fn is_fullsock(&self) -> bool {
+        // SAFETY: The socket is alive (type invariant).
+        unsafe { bindings::sk_fullsock(self.sk.as_ptr()) }
+    }
+
+    /// Returns `true` for a listener or a request socket (`sk_listener()`).
+    pub fn is_listener(&self) -> bool {
+        // SAFETY: The socket is alive (type invariant).
+        unsafe { bindings::sk_listener(self.sk.as_ptr()) }
+    }
+
+    /// Returns `true` for a full TCP socket.
+    pub fn is_tcp(&self) -> bool {
+        // SAFETY: The socket is alive (type invariant); `sk_is_tcp()` reads
+        // fields of full sockets only, so check that first.
+        self.is_fullsock() && unsafe { bindings::sk_is_tcp(self.sk.as_ptr()) }
+    }
+
+    /// Returns the connection state (`sk->sk_state`, `TCP_*`).
+    pub fn state(&self) -> u32 {
+        // SAFETY: The socket is alive; `sk_state` is a common field.
+        unsafe { bindings::sk_state(self.sk.as_ptr()) as u32 }
+    }
+
+    /// Returns the socket's hash (`sk->sk_hash`).
+    pub fn hash(&self) -> u32 {
+        // SAFETY: The socket is alive; `sk_hash` is a common field.
+        unsafe { bindings::sk_hash(self.sk.as_ptr()) }
+    }
+
+    /// Returns the pacing rate in bytes/s of a full socket.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        // SAFETY: The socket is alive and full, which has the field.
+        self.is_fullsock()
+            .then(|| unsafe { bindings::sk_pacing_rate(self.sk.as_ptr()) as u64 })
+    }
+
+    /// Returns the `SO_MAX_PACING_RATE` of a full socket (`~0` if unset).
+    pub fn max_pacing_rate(&self) -> Option<u64> {
+        // SAFETY: The socket is alive and full, which has the field.
+        self.is_fullsock()
+            .then(|| unsafe { bindings::sk_max_pacing_rate(self.sk.as_ptr()) as u64 })
+    }
+
+    /// Tells a full socket that `fq` paces it (`SK_PACING_FQ`, with
+    /// release ordering), so TCP stops pacing by itself.
+    pub fn set_pacing_status_fq(&self) {
+        if !self.is_fullsock() {
+            return;
+        }
+        // SAFETY: The socket is alive and full, which has the field; the
+        // field is written with release ordering, as C does.
+        unsafe {
+            if bindings::sk_pacing_status(self.sk.as_ptr()) != bindings::sk_pacing_SK_PACING_FQ {
+                bindings::sk_set_pacing_status_release(self.sk.as_ptr(), bindings::sk_pacing_SK_PACING_FQ);
+            }
+        }
+    }
+}
+
+/// A FIFO of owned skbs linked through `skb->next`: no allocation to
+/// queue, as the C qdiscs do.
+///
+/// # Invariants
+///
+/// `head` owns the first skb, each skb's `next` owns the following one and
+/// `tail` points at the last (null when empty); every `next` of the last
+/// skb is null. `len` is the number of skbs.
+pub struct SkbQueue {
+    head: *mut bindings::sk_buff,
+    tail: *mut bindings::sk_buff,
+    len: u32,
+}
+
+// SAFETY: The queue owns its skbs, which may be freed from any thread.
+unsafe impl Send for SkbQueue {}
+
+impl Default for SkbQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Returns `skb->next` (the anonymous union of `struct sk_buff`).
+///
+/// # Safety
+///
+/// `skb` must be valid.
+unsafe fn next_of(skb: *mut bindings::sk_buff) -> *mut bindings::sk_buff {
+    // SAFETY: By the caller's promise; `next` is the list member.
+    unsafe { (*skb).__bindgen_anon_1.__bindgen_anon_1.next }
+}
+
+/// Sets `skb->next`.
+///
+/// # Safety
+///
+/// `skb` must be valid and owned by the caller.
+unsafe fn set_next(skb: *mut bindings::sk_buff, next: *mut bindings::sk_buff) {
+    // SAFETY: By the caller's promise.
+    unsafe { (*skb).__bindgen_anon_1.__bindgen_anon_1.next = next };
+}
+
+impl SkbQueue {
+    /// An empty queue.
+    pub const fn new() -> Self {
+        Self {
+            head: core::ptr::null_mut(),
+            tail: core::ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    /// Returns the number of skbs queued.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Returns `true` if nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.head.is_null()
+    }
+
+    /// Calls `f` with the first skb, if any.
+    pub fn with_front<R>(&self, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
+        Self::with_skb(self.head, f)
+    }
+
+    /// Calls `f` with the last skb, if any.
+    pub fn with_back<R>(&self, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
+        Self::with_skb(self.tail, f)
+    }
+
+    fn with_skb<R>(p: *mut bindings::sk_buff, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
+        let p = NonNull::new(p)?;
+        // SAFETY: `p` is an skb the queue owns (type invariant); the
+        // temporary `SkBuff` is never dropped, so ownership stays with us.
+        let skb = core::mem::ManuallyDrop::new(unsafe { SkBuff::from_raw(p) });
+        Some(f(&skb))
+    }
+
+    /// Appends `skb`.
+    pub fn push_back(&mut self, skb: SkBuff) {
+        let p = skb.into_raw().as_ptr();
+        // SAFETY: `p` is now owned by the queue; `tail`, if any, is ours.
+        unsafe {
+            set_next(p, core::ptr::null_mut());
+            if self.tail.is_null() {
+                self.head = p;
+            } else {
+                set_next(self.tail, p);
+            }
+        }
+        self.tail = p;
+        self.len += 1;
+    }
+
+    /// Inserts `skb` after every queued skb whose `key` is not greater
+    /// than its own: a stable sorted insertion when the queue is sorted.
+    pub fn insert_sorted_by_key(&mut self, skb: SkBuff, key: impl Fn(&SkBuff) -> u64) {
+        let k = key(&skb);
+        let mut prev: *mut bindings::sk_buff = core::ptr::null_mut();
+        let mut cur = self.head;
+        while let Some(r) = Self::with_skb(cur, &key) {
+            if r > k {
+                break;
+            }
+            prev = cur;
+            // SAFETY: `cur` is an skb of the queue.
+            cur = unsafe { next_of(cur) };
+        }
+        let p = skb.into_raw().as_ptr();
+        // SAFETY: `p` is now ours; `prev` and `cur` are skbs of the queue
+        // (or null), adjacent, and we link `p` between them.
+        unsafe {
+            set_next(p, cur);
+            if prev.is_null() {
+                self.head = p;
+            } else {
+                set_next(prev, p);
+            }
+        }
+        if cur.is_null() {
+            self.tail = p;
+        }
+        self.len += 1;
+    }
+
+    /// Removes and returns the first skb.
+    pub fn pop_front(&mut self) -> Option<SkBuff> {
+        let p = NonNull::new(self.head)?;
+        // SAFETY: `p` is the queue's first skb; we unlink it and hand its
+        // ownership to the caller, with `next` cleared.
+        unsafe {
+            self.head = next_of(p.as_ptr());
+            set_next(p.as_ptr(), core::ptr::null_mut());
+            if self.head.is_null() {
+                self.tail = core::ptr::null_mut();
+            }
+            self.len -= 1;
+            Some(SkBuff::from_raw(p))
+        }
+    }
+}
+
+impl Drop for SkbQueue {
+    fn drop(&mut self) {
+        while let Some(skb) = self.pop_front() {
+            drop(skb);
+        }
+    }
+}
+
 impl Drop for SkBuff {
     fn drop(&mut self) {
         // SAFETY: We own one reference (type invariant) and give it back.
-        unsafe { bindings::consume_skb(self.as_ptr()) };
+        unsafe { bindings::kfree_skb(self.as_ptr()) };
     }
 }

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Netlink attributes: typed parsing with a policy, extended ACK messages,
+//! and writing attributes into a dump.
+//!
+//! C header: [`include/net/netlink.h`](srctree/include/net/netlink.h)
+//!
+//! Parsing goes through the kernel's own `__nla_parse()` with a C
+//! `struct nla_policy` table built in Rust ([`Policy`]), so types, lengths
+//! and ranges are checked exactly as for a C user of the same policy, with
+//! the same errors and extack messages. The getters of [`Attrs`] check the
+//! length again, so a policy mistake can give a wrong `None`, never an
+//! out-of-bounds read.
+
+use crate::{
+    bindings,
+    error::{to_result, Result},
+    error::Error,
+    ffi::{c_char, c_int},
+    str::CStr,
+};
+use core::{fmt, marker::PhantomData, mem::size_of, ptr};
+
+/// A value range for [`Policy::u32_range`] (`struct netlink_range_validation`).
+#[repr(transparent)]
+pub struct Range(bindings::netlink_range_validation);
+
+// SAFETY: A `Range` is plain data, only ever read.
+unsafe impl Sync for Range {}
+
+impl Range {
+    /// The closed range `min..=max`.
+    pub const fn new(min: u64, max: u64) -> Self {
+        Self(bindings::netlink_range_validation { min, max })
+    }
+}
+
+/// One entry of a netlink policy (`struct nla_policy`).
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Policy(bindings::nla_policy);
+
+// SAFETY: A `Policy` is plain data plus pointers to `'static` `Range`s,
+// only ever read.
+unsafe impl Sync for Policy {}
+
+impl Policy {
+    const fn with(type_: u32, validation_type: u32, len: u16) -> Self {
+        Self(bindings::nla_policy {
+            type_: type_ as u8,
+            validation_type: validation_type as u8,
+            len,
+            __bindgen_anon_1: bindings::nla_policy__bindgen_ty_1 {
+                strict_start_type: 0,
+            },
+        })
+    }
+
+    /// An attribute without a type check (`NLA_UNSPEC`).
+    pub const fn unspec() -> Self {
+        Self::with(bindings::NLA_UNSPEC, 0, 0)
+    }
+
+    /// The policy of attribute 0 when it only carries `strict_start_type`:
+    /// attributes of type `start` and above are validated strictly (exact
+    /// lengths) even by a liberal parse.
+    pub const fn strict_start(start: u16) -> Self {
+        let mut p = Self::unspec();
+        p.0.__bindgen_anon_1.strict_start_type = start;
+        p
+    }
+
+    /// A `u8` attribute (`NLA_U8`).
+    pub const fn u8() -> Self {
+        Self::with(bindings::NLA_U8, 0, 0)
+    }
+
+    /// A `u32` attribute (`NLA_U32`).
+    pub const fn u32() -> Self {
+        Self::with(bindings::NLA_U32, 0, 0)
+    }
+
+    /// A `u32` attribute whose value must lie in `range`
+    /// (`NLA_POLICY_FULL_RANGE(NLA_U32, range)`).
+    pub const fn u32_range(range: &'static Range) -> Self {
+        let mut p = Self::with(bindings::NLA_U32, bindings::nla_policy_validation_NLA_VALIDATE_RANGE_PTR, 0);
+        p.0.__bindgen_anon_1.range = ptr::from_ref(&range.0);
+        p
+    }
+
+    /// A binary attribute of exactly `len` bytes (`NLA_POLICY_EXACT_LEN`).
+    pub const fn exact_len(len: u16) -> Self {
+        Self::with(bindings::NLA_BINARY, bindings::nla_policy_validation_NLA_VALIDATE_RANGE, 0)
+            .binary_range(len as i16, len as i16)
+    }
+
+    const fn binary_range(mut self, min: i16, max: i16) -> Self {
+        self.0.__bindgen_anon_1.__bindgen_anon_1 = bindings::nla_policy__bindgen_ty_1__bindgen_ty_1 { min, max };
+        self
+    }
+}
+
+/// An extended ACK: where an error message for user space goes.
+///
+/// # Invariants
+///
+/// `ptr` is null or a valid `struct netlink_ext_ack` for `'a`.
+pub struct ExtAck<'a> {
+    ptr: *mut bindings::netlink_ext_ack,
+    _p: PhantomData<&'a mut bindings::netlink_ext_ack>,
+}
+
+impl ExtAck<'_> {
+    /// # Safety
+    ///
+    /// `ptr` must be null or valid for the lifetime of the result.
+    pub unsafe fn from_raw(ptr: *mut bindings::netlink_ext_ack) -> Self {
+        // INVARIANT: By the caller's promise.
+        Self {
+            ptr,
+            _p: PhantomData,
+        }
+    }
+
+    /// An `ExtAck` that drops messages, for callers without one.
+    pub fn none() -> Self {
+        Self {
+            ptr: ptr::null_mut(),
+            _p: PhantomData,
+        }
+    }
+
+    /// Returns the raw pointer, for C calls that take the extack.
+    pub fn as_ptr(&mut self) -> *mut bindings::netlink_ext_ack {
+        self.ptr
+    }
+
+    /// Sets the message (`NL_SET_ERR_MSG`).
+    pub fn set_msg(&mut self, msg: &'static CStr) {
+        if !self.ptr.is_null() {
+            // SAFETY: `ptr` is valid (type invariant) and `msg` is `'static`.
+            unsafe { (*self.ptr)._msg = msg.as_char_ptr() };
+        }
+    }
+
+    /// Sets a formatted message (`NL_SET_ERR_MSG_FMT`), truncated to the
+    /// extack's buffer (80 bytes).
+    pub fn set_msg_fmt(&mut self, args: fmt::Arguments<'_>) {
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: `ptr` is valid (type invariant); we fill its message buffer
+        // and point `_msg` at it, as `NL_SET_ERR_MSG_FMT` does.
+        let ext = unsafe { &mut *self.ptr };
+        let mut w = BufWriter {
+            buf: &mut ext._msg_buf,
+            pos: 0,
+        };
+        let _ = fmt::write(&mut w, args);
+        let end = w.pos;
+        ext._msg_buf[end] = 0;
+        ext._msg = ext._msg_buf.as_ptr();
+    }
+}
+
+struct BufWriter<'a> {
+    buf: &'a mut [c_char; 80],
+    pos: usize,
+}
+
+impl fmt::Write for BufWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for &b in s.as_bytes() {
+            // Keep one byte for the terminating NUL.
+            if self.pos + 1 >= self.buf.len() {
+                break;
+            }
+            self.buf[self.pos] = b as c_char;
+            self.pos += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A netlink attribute (`struct nlattr`) and its payload.
+#[repr(transparent)]
+pub struct NlAttr(bindings::nlattr);
+
+impl NlAttr {
+    /// # Safety
+    ///
+    /// `ptr` must be a valid attribute, with its payload, for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::nlattr) -> &'a Self {
+        // SAFETY: Transparent wrapper; validity is the caller's promise.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Returns the payload.
+    pub fn data(&self) -> &[u8] {
+        let p = ptr::from_ref(&self.0);
+        // SAFETY: An attribute's payload is `nla_len()` bytes after its
+        // header, valid as long as the attribute is (`from_raw`).
+        unsafe {
+            let len = bindings::nla_len(p).max(0) as usize;
+            core::slice::from_raw_parts(bindings::nla_data(p).cast::<u8>(), len)
+        }
+    }
+
+    /// Parses the attributes nested in this one with `policy` (liberal
+    /// validation, as `nla_parse_nested_deprecated()`), indexed by type.
+    pub fn parse_nested<const N: usize>(
+        &self,
+        policy: &'static [Policy; N],
+        extack: &mut ExtAck<'_>,
+    ) -> Result<Attrs<'_, N>> {
+        let mut tb = [ptr::null_mut::<bindings::nlattr>(); N];
+        let p = ptr::from_ref(&self.0);
+        // SAFETY: `tb` has room for types `0..N`, the policy has `N`
+        // entries, and the nested attributes lie in our payload.
+        to_result(unsafe {
+            bindings::__nla_parse(
+                tb.as_mut_ptr(),
+                (N - 1) as c_int,
+                bindings::nla_data(p).cast::<bindings::nlattr>(),
+                bindings::nla_len(p),
+                policy.as_ptr().cast::<bindings::nla_policy>(),
+                bindings::netlink_validation_NL_VALIDATE_LIBERAL,
+                extack.as_ptr(),
+            )
+        })?;
+        Ok(Attrs {
+            tb,
+            _p: PhantomData,
+        })
+    }
+}
+
+/// Parsed attributes, indexed by type.
+///
+/// # Invariants
+///
+/// Every non-null entry of `tb` points at an attribute inside the parent
+/// attribute, valid for `'a`.
+pub struct Attrs<'a, const N: usize> {
+    tb: [*mut bindings::nlattr; N],
+    _p: PhantomData<&'a NlAttr>,
+}
+
+impl<'a, const N: usize> Attrs<'a, N> {
+    /// Returns attribute `type_`, if present.
+    pub fn get(&self, type_: u32) -> Option<&'a NlAttr> {
+        let p = *self.tb.get(type_ as usize)?;
+        // SAFETY: Non-null entries are valid for `'a` (type invariant).
+        (!p.is_null()).then(|| unsafe { NlAttr::from_raw(p) })
+    }
+
+    /// Returns `true` if attribute `type_` is present.
+    pub fn has(&self, type_: u32) -> bool {
+        self.get(type_).is_some()
+    }
+
+    /// Returns attribute `type_` as a `u32`, if present and long enough.
+    pub fn u32(&self, type_: u32) -> Option<u32> {
+        let d = self.get(type_)?.data();
+        Some(u32::from_ne_bytes(d.get(..4)?.try_into().ok()?))
+    }
+
+    /// Returns attribute `type_` as a `u8`, if present and long enough.
+    pub fn u8(&self, type_: u32) -> Option<u8> {
+        self.get(type_)?.data().first().copied()
+    }
+
+    /// Returns the payload of attribute `type_` if it is exactly `M` bytes.
+    pub fn bytes<const M: usize>(&self, type_: u32) -> Option<[u8; M]> {
+        self.get(type_)?.data().try_into().ok()
+    }
+}
+
+/// A message being filled by a dump (`struct sk_buff` of a netlink reply).
+///
+/// # Invariants
+///
+/// `ptr` is a valid skb that the caller of the dump lets us append to.
+pub struct NlMsg<'a> {
+    ptr: *mut bindings::sk_buff,
+    _p: PhantomData<&'a mut bindings::sk_buff>,
+}
+
+/// An open nest in an [`NlMsg`]; close it with [`NlMsg::nest_end`].
+pub struct Nest(*mut bindings::nlattr);
+
+impl NlMsg<'_> {
+    /// # Safety
+    ///
+    /// `ptr` must be a netlink message skb we may append to for `'a`.
+    pub unsafe fn from_raw(ptr: *mut bindings::sk_buff) -> Self {
+        // INVARIANT: By the caller's promise.
+        Self {
+            ptr,
+            _p: PhantomData,
+        }
+    }
+
+    /// Opens a nested attribute (`nla_nest_start_noflag()`).
+    pub fn nest_start(&mut self, type_: u32) -> Result<Nest> {
+        // SAFETY: `ptr` is a valid message (type invariant).
+        let n = unsafe { bindings::nla_nest_start_noflag(self.ptr, type_ as c_int) };
+        if n.is_null() {
+            Err(Error::from_errno(-(bindings::EMSGSIZE as i32)))
+        } else {
+            Ok(Nest(n))
+        }
+    }
+
+    /// Closes `nest` (`nla_nest_end()`).
+    pub fn nest_end(&mut self, nest: Nest) {
+        // SAFETY: `nest` was opened in this message and is still open.
+        unsafe { bindings::nla_nest_end(self.ptr, nest.0) };
+    }
+
+    /// Removes `nest` and everything after it (`nla_nest_cancel()`).
+    pub fn nest_cancel(&mut self, nest: Nest) {
+        // SAFETY: `nest` was opened in this message and is still open.
+        unsafe { bindings::nla_nest_cancel(self.ptr, nest.0) };
+    }
+
+    /// Appends a `u32` attribute.
+    pub fn put_u32(&mut self, type_: u32, value: u32) -> Result {
+        // SAFETY: `ptr` is a valid message (type invariant).
+        to_result(unsafe { bindings::nla_put_u32(self.ptr, type_ as c_int, value) })
+    }
+
+    /// Appends a `u8` attribute.
+    pub fn put_u8(&mut self, type_: u32, value: u8) -> Result {
+        // SAFETY: `ptr` is a valid message (type invariant).
+        to_result(unsafe { bindings::nla_put_u8(self.ptr, type_ as c_int, value) })
+    }
+
+    /// Appends a binary attribute with the bytes of `value`.
+    pub fn put_bytes(&mut self, type_: u32, value: &[u8]) -> Result {
+        // SAFETY: `ptr` is a valid message (type invariant); `value` is
+        // readable for its length.
+        to_result(unsafe {
+            bindings::nla_put(
+                self.ptr,
+                type_ as c_int,
+                value.len() as c_int,
+                value.as_ptr().cast(),
+            )
+        })
+    }
+
+    /// Appends a binary attribute holding the plain-data struct `value`.
+    pub fn put_struct<T: Copy>(&mut self, type_: u32, value: &T) -> Result {
+        // SAFETY: `value` is readable for `size_of::<T>()` bytes.
+        to_result(unsafe {
+            bindings::nla_put(
+                self.ptr,
+                type_ as c_int,
+                size_of::<T>() as c_int,
+                ptr::from_ref(value).cast(),
+            )
+        })
+    }
+}
