@@ -7,6 +7,7 @@
 #   make vm       interactive shell in the test VM (make vm CMD='...' runs one)
 #   make kernel   only prepare and build the test kernel (cached)
 #   make modules  only build the out-of-tree modules
+#   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5)
 #   make lint     rustfmt, clippy and checkpatch
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
@@ -16,9 +17,9 @@
 # The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
 
 T := tools/rsnet
-export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT CMD
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT CMD ROUNDS
 
-.PHONY: all deps kernel modules check run vm lint clean
+.PHONY: all deps kernel modules check run vm bench lint clean
 all: modules
 
 deps:
@@ -31,6 +32,8 @@ check:
 	@bash $(T)/check.sh
 run:
 	@bash $(T)/run.sh
+bench:
+	@bash $(T)/bench.sh
 vm: modules
 	@bash $(T)/vm.sh $(if $(CMD),"$$CMD")
 lint: kernel

@@ -24,6 +24,7 @@ cd "$base/rsnet" || exit 1
 . "$BASE_DIR/kselftest/runner.sh"
 tests=()
 for t in "$@"; do tests+=("./$t"); done
+type run_many >/dev/null || { echo "runner.sh not loaded from $BASE_DIR"; ls -la "$BASE_DIR" "$BASE_DIR/kselftest/"; }
 run_many "${tests[@]}" 2>&1 | tee "$res/ktap.log"
 
 if [ -w $kml ]; then

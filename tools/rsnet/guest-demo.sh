@@ -28,5 +28,36 @@ run modprobe -r rust_sysctl
 dmesg | grep -E 'rust_sysctl' | sed 's/^/  dmesg: /'
 
 echo
+echo "== sch_fq in Rust (net/sched/sch_fq_rs.rs): the fq qdisc, driven by tc"
+echo "install sch_fq /bin/false" >/etc/modprobe.d/rsnet-no-c-fq.conf
+run modprobe sch_fq_rs
+run ip link add fqdemo type dummy
+run ip link set fqdemo up
+run tc qdisc add dev fqdemo root fq timer_slack 10us maxrate 100mbit
+run tc qdisc show dev fqdemo
+run_err tc qdisc change dev fqdemo root fq initial_quantum 0x80000000
+run tc -s qdisc show dev fqdemo
+printf '\n$ cat /sys/module/sch_fq_rs/refcnt   # the Rust module holds the qdisc\n'
+cat /sys/module/sch_fq_rs/refcnt
+run tc qdisc del dev fqdemo root
+run modprobe -r sch_fq_rs
+rm -f /etc/modprobe.d/rsnet-no-c-fq.conf
+
+echo
+echo "== tcp_tx_skb_cache (net/ipv4/tcp_tx_skb_cache.rs)"
+run modprobe tcp_tx_skb_cache
+run sysctl net.ipv4.tcp_tx_skb_cache
+run sysctl -w net.ipv4.tcp_tx_skb_cache=1
+run_err sysctl -w net.ipv4.tcp_tx_skb_cache=2
+python3 "$RSNET_TOP/tools/testing/selftests/rsnet/tcp_xfer.py" serve 127.0.0.1 5201 &
+srv=$!
+sleep 1
+run python3 "$RSNET_TOP/tools/testing/selftests/rsnet/tcp_xfer.py" send 127.0.0.1 5201 send 1048576 4194304
+kill $srv
+run sysctl rsnet.tcp_tx_skb_cache
+run sysctl -w net.ipv4.tcp_tx_skb_cache=0
+run modprobe -r tcp_tx_skb_cache
+
+echo
 if [ $fail = 0 ]; then echo "== rsnet: all steps behaved as expected"; else echo "== rsnet: some steps FAILED"; fi
 exit $fail

@@ -16,12 +16,12 @@ import sys
 SPLAT = re.compile(
     r"(BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:"
     r"|possible recursive locking|possible circular locking"
-    r"|inconsistent lock state|suspicious RCU usage|lockdep"
+    r"|inconsistent lock state|suspicious RCU usage"
     r"|unreferenced object|Kernel panic|kernel BUG at|INFO: task .* blocked"
     r"|rcu: INFO: rcu_.* stall)"
 )
-# lockdep's own boot-time banner lines are not reports.
-NOT_SPLAT = re.compile(r"(Lock dependency validator|lockdep: fixing up alternatives)")
+# Banner lines that only name a checker are not reports.
+NOT_SPLAT = re.compile(r"(Lock dependency validator|RCU lockdep checking is enabled)")
 
 
 def ktap_counts(text):
@@ -62,7 +62,10 @@ def main():
     log = read("dmesg.log") or read("console.log")
     splats = [l for l in log.splitlines() if SPLAT.search(l) and not NOT_SPLAT.search(l)]
     leaks = read("kmemleak.log").strip()
-    if splats or leaks:
+    if not log:
+        print("[rsnet] FAIL: no kernel log to check")
+        failed += 1
+    elif splats or leaks:
         failed += 1
         print(f"[rsnet] FAIL: kernel log is not clean ({len(splats)} report lines"
               f"{', kmemleak: ' + str(leaks.count('unreferenced object')) + ' leaks' if leaks else ''}):")

@@ -15,9 +15,9 @@ set -euo pipefail
 [ -n "${KDIR:-}" ] && { step "KDIR=$KDIR: using your prepared kernel tree, not building one"; exit 0; }
 [ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
 
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %s-%Y "$KSRC_TARBALL")
+srcver=$(ksrc_version)
 pristine=$RSNET_CACHE/pristine-$srcver
-src=$RSNET_CACHE/src-$srcver
+src=$(ksrc_dir)
 build=$(kbuild_dir)
 frags=("$RSNET_TOP/.config.fragment")
 if [ "$KCONFIG" != default ]; then

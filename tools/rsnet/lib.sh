@@ -23,6 +23,17 @@ die() {
 	exit 1
 }
 need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root: run as root"; }
+# The version of the kernel source package, safe in a path (virtme-ng
+# refuses some characters, e.g. the '~' of Debian versions).
+ksrc_version() {
+	local v
+	v=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %s-%Y "$KSRC_TARBALL")
+	echo "${v//[^A-Za-z0-9._-]/_}"
+}
+# The prepared source tree (patches applied, rust/ overlaid).
+ksrc_dir() {
+	if [ -n "${KDIR:-}" ]; then echo "${RSNET_KSRC:-$KDIR}"; else echo "$RSNET_CACHE/src-$(ksrc_version)"; fi
+}
 # The kernel build directory for the chosen variant (KDIR= overrides it).
 kbuild_dir() {
 	if [ -n "${KDIR:-}" ]; then echo "$KDIR"; else echo "$RSNET_CACHE/build-$KCONFIG"; fi

@@ -5,8 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 build=$(kbuild_dir)
-src=$(ls -d "$RSNET_CACHE"/src-* | head -1)
-[ -n "${KDIR:-}" ] && src=$KDIR
+src=$(ksrc_dir)
 cd "$RSNET_TOP"
 fail=0
 

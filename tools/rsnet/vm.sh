@@ -5,6 +5,8 @@
 #   vm.sh                 interactive shell
 #   vm.sh COMMAND...      run COMMAND in the VM, exit with its status
 #
+# virtme-ng puts a tmpfs over /var/cache (and /tmp), so the build, source
+# and venv directories are passed in explicitly, read-only, at their paths.
 # The VM sees the repository at its host path, the kernel source tree at
 # $RSNET_KSRC (also exported inside as RSNET_KSRC) and a writable results
 # directory at $RSNET_RESULTS. VM_TIMEOUT (seconds) bounds a command run.
@@ -12,8 +14,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 build=$(kbuild_dir)
-ksrc=${RSNET_KSRC:-$(ls -d "$RSNET_CACHE"/src-* 2>/dev/null | head -1)}
-[ -n "${KDIR:-}" ] && ksrc=${RSNET_KSRC:-$KDIR}
+ksrc=$(ksrc_dir)
 results=${RSNET_RESULTS:-$RSNET_CACHE/results}
 mkdir -p "$results"
 [ -f "$build/arch/x86/boot/bzImage" ] || die "no kernel image in $build: run 'make kernel'"
@@ -21,11 +22,14 @@ mkdir -p "$results"
 args=(--run "$build" --user root --cpus 2 --memory 2G
       --numa 1G,cpus=0 --numa 1G,cpus=1 --force-9p
       --rwdir "$results" --cwd "$RSNET_TOP"
+      --rodir "$build" --rodir "$ksrc" --rodir "$VENV"
+      --qemu-opts="-smp 2,sockets=2,cores=1,threads=1"
       --append "panic_on_warn=0 nmi_watchdog=0 kmemleak=on")
 # TCG by default: this kind of machine has no usable KVM. RSNET_KVM=1 tries it.
 [ "${RSNET_KVM:-0}" = 1 ] || args+=(--disable-kvm)
 
-env_prefix="RSNET_KSRC=$ksrc RSNET_RESULTS=$results RSNET_TOP=$RSNET_TOP PATH=$VENV/bin:\$PATH"
+export PATH="$VENV/bin:$PATH"
+env_prefix="RSNET_KSRC=$ksrc RSNET_RESULTS=$results RSNET_TOP=$RSNET_TOP RSNET_VENV=$VENV PATH=$VENV/bin:\$PATH"
 if [ $# -eq 0 ]; then
 	exec "$VENV/bin/vng" "${args[@]}"
 fi

@@ -35,6 +35,9 @@ use core::{
     ptr::{self, NonNull},
 };
 
+/// The attribute that nests a qdisc's options (`TCA_OPTIONS`).
+pub const TCA_OPTIONS: u32 = bindings::TCA_OPTIONS;
+
 /// Returns `CLOCK_MONOTONIC` in nanoseconds (`ktime_get_ns()`).
 pub fn ktime_get_ns() -> u64 {
     // SAFETY: Reading the clock has no precondition.

@@ -39,3 +39,26 @@ except OSError as e:
     print(errno.errorcode[e.errno])
 PY
 }
+
+# C sch_fq must not stand in for the Rust one: refuse to autoload it while
+# a test wants the Rust fq (modprobe.d lives in the VM's writable /etc).
+FQ_NO_C=/etc/modprobe.d/rsnet-no-c-fq.conf
+fq_use_rust() {
+	modprobe -r sch_fq 2>/dev/null
+	echo "install sch_fq /bin/false" >$FQ_NO_C
+	modprobe sch_fq_rs
+}
+fq_use_c() {
+	rm -f $FQ_NO_C
+	modprobe -r sch_fq_rs 2>/dev/null
+	modprobe sch_fq
+}
+fq_unload_all() {
+	rm -f $FQ_NO_C
+	modprobe -r sch_fq_rs 2>/dev/null
+	modprobe -r sch_fq 2>/dev/null
+}
+# module_refcnt NAME: the use count of a loaded module, or "none".
+module_refcnt() {
+	cat /sys/module/"$1"/refcnt 2>/dev/null || echo none
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# make bench: C against Rust (and on against off) in one VM boot,
+# interleaved, medians and ratios. Prints the tables (reStructuredText) and
+# saves them in $RSNET_CACHE/results/bench-*/bench.rst.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${KDIR:-}" ] || bash "$RSNET_TOP/tools/rsnet/deps.sh"
+bash "$RSNET_TOP/tools/rsnet/kernel.sh"
+bash "$RSNET_TOP/tools/rsnet/modules.sh"
+export RSNET_RESULTS=$RSNET_CACHE/results/bench-$$
+rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
+step "booting the test VM for the benchmarks (results: $RSNET_RESULTS)"
+VM_TIMEOUT=${VM_TIMEOUT:-3000} bash "$RSNET_TOP/tools/rsnet/vm.sh" \
+	"$RSNET_TOP/tools/rsnet/guest-bench.sh" "${ROUNDS:-5}"
+[ -f "$RSNET_RESULTS/bench.rst" ] || die "benchmarks did not finish" "$LOGDIR/vm-console.log"

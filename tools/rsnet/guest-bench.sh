@@ -1,0 +1,128 @@
+#!/bin/bash
+# Runs inside the test VM for `make bench` (see bench.sh): each measurement
+# alternates C and Rust (or off and on) for ROUNDS rounds; the table has
+# medians and the ratio.
+set -u
+ROUNDS=${1:-5}
+res=$RSNET_RESULTS
+SELF=$RSNET_TOP/tools/testing/selftests/rsnet
+export BASE_DIR=$RSNET_KSRC/tools/testing/selftests
+. "$SELF/lib.sh"
+out=$res/bench.rst
+: >"$out"
+say() { echo "$*" | tee -a "$out"; }
+med() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
+ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.3f}' if b else 'n/a')" "$1" "$2"; }
+
+ip link add fqbench type dummy && ip link set fqbench up
+ip addr add 10.66.0.1/24 dev fqbench
+fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
+
+# --- sch_fq: per-packet cost with pktgen ---------------------------------
+pps() { # IMPL FLOWS OPTS...
+	local impl=$1 flows=$2
+	shift 2
+	fq_impl "$impl"
+	tc qdisc add dev fqbench root fq "$@"
+	local n
+	n=$("$SELF/pktgen_flows.sh" fqbench 10.66.0.2 "$flows" 3 64 | tail -1)
+	tc qdisc del dev fqbench root
+	echo $((n / 3))
+}
+say "sch_fq: pktgen (queue_xmit, 64 B) into a dummy device with an fq root"
+say "(packets per second; cost ratio Rust/C = pps C / pps Rust; $ROUNDS rounds)"
+say ""
+say "=========  =============  ==========  ==========  ============="
+say "flows      fq options     C pps       Rust pps    cost Rust/C"
+say "=========  =============  ==========  ==========  ============="
+for flows in 1 1000; do
+	for opts in "" "maxrate 30gbit"; do
+		c=(); r=()
+		for i in $(seq "$ROUNDS"); do
+			# shellcheck disable=SC2086
+			c+=("$(pps c "$flows" $opts)")
+			# shellcheck disable=SC2086
+			r+=("$(pps rust "$flows" $opts)")
+		done
+		mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
+		say "$(printf '%-9s  %-13s  %-10.0f  %-10.0f  %s' "$flows" "${opts:-default}" "$mc" "$mr" "$(ratio "$mc" "$mr")")"
+		echo "# raw C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
+	done
+done
+say "=========  =============  ==========  ==========  ============="
+say ""
+
+# --- sch_fq: timer interrupts with many paced flows -------------------------
+timer_irqs() { awk '/nr_events/ {s += $3} END {print s}' /proc/timer_list; }
+irqs() { # IMPL SLACK
+	fq_impl "$1"
+	tc qdisc add dev fqbench root fq maxrate 400kbit timer_slack "$2"
+	local e0 e1
+	e0=$(timer_irqs)
+	"$SELF/pktgen_flows.sh" fqbench 10.66.0.2 1000 3 1000 >/dev/null
+	e1=$(timer_irqs)
+	tc qdisc del dev fqbench root
+	echo $(((e1 - e0) / 3))
+}
+say "sch_fq: hrtimer interrupts per second, 1000 flows paced at 400kbit (pktgen)"
+say ""
+say "=====  ========  ========  ===================  ==================="
+say "slack  C irq/s   Rust/s    C vs slack 0         Rust vs slack 0"
+say "=====  ========  ========  ===================  ==================="
+declare -A MC MR
+for slack in 0 10us 100us; do
+	c=(); r=()
+	for i in $(seq "$ROUNDS"); do
+		c+=("$(irqs c $slack)")
+		r+=("$(irqs rust $slack)")
+	done
+	MC[$slack]=$(med "${c[@]}"); MR[$slack]=$(med "${r[@]}")
+	echo "# raw slack $slack C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
+	say "$(printf '%-5s  %-8.0f  %-8.0f  %-19s  %s' "$slack" "${MC[$slack]}" "${MR[$slack]}" \
+		"$(ratio "${MC[$slack]}" "${MC[0]}")" "$(ratio "${MR[$slack]}" "${MR[0]}")")"
+done
+say "=====  ========  ========  ===================  ==================="
+say ""
+fq_unload_all
+
+# --- tcp_tx_skb_cache: loopback throughput and skb allocations ------------------
+modprobe tcp_tx_skb_cache
+slab=/sys/kernel/slab/skbuff_fclone_cache
+allocs() { echo $(($(awk '{print $1}' $slab/alloc_fastpath) + $(awk '{print $1}' $slab/alloc_slowpath))); }
+iperf3 -s -D -1 >/dev/null 2>&1 || true
+tput() { # ON FLOWS -> "Mbit/s allocs_per_MB"
+	sysctl -q -w net.ipv4.tcp_tx_skb_cache="$1"
+	iperf3 -s -D -1 -p 5299 >/dev/null 2>&1
+	sleep 0.5
+	local a0 a1 j
+	a0=$(allocs)
+	j=$(iperf3 -c 127.0.0.1 -p 5299 -t 4 -P "$2" -J 2>/dev/null)
+	a1=$(allocs)
+	python3 -c "
+import json,sys
+d=json.loads(sys.argv[1]); e=d['end']['sum_sent']
+mb=e['bytes']/1e6
+print(f\"{e['bits_per_second']/1e6:.1f} {(int(sys.argv[2])-int(sys.argv[3]))/mb:.2f}\")" "$j" "$a1" "$a0"
+}
+say "tcp_tx_skb_cache: iperf3 over loopback, cache off vs on"
+say "(throughput ratio on/off; skbuff_fclone_cache slab allocations per MB sent)"
+say ""
+say "=====  ==========  ==========  =====  ==============  =============="
+say "flows  off Mbit/s  on Mbit/s   on/off  off allocs/MB   on allocs/MB"
+say "=====  ==========  ==========  =====  ==============  =============="
+for flows in 1 2; do
+	off=(); on=(); aoff=(); aon=()
+	for i in $(seq "$ROUNDS"); do
+		read -r t a <<<"$(tput 0 $flows)"; off+=("$t"); aoff+=("$a")
+		read -r t a <<<"$(tput 1 $flows)"; on+=("$t"); aon+=("$a")
+	done
+	echo "# raw flows $flows off: ${off[*]} on: ${on[*]} allocs off: ${aoff[*]} on: ${aon[*]}" >>"$res/raw.txt"
+	moff=$(med "${off[@]}"); mon=$(med "${on[@]}")
+	say "$(printf '%-5s  %-10s  %-10s  %-5s  %-14s  %s' "$flows" "$moff" "$mon" "$(ratio "$mon" "$moff")" \
+		"$(med "${aoff[@]}")" "$(med "${aon[@]}")")"
+done
+say "=====  ==========  ==========  =====  ==============  =============="
+sysctl -q -w net.ipv4.tcp_tx_skb_cache=0
+modprobe -r tcp_tx_skb_cache
+say ""
+say "Reproduce: make bench ROUNDS=$ROUNDS (one VM boot; C and Rust, off and on, alternate)."

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Traffic for the fq behaviour selftests.
+
+  fq_traffic.py udp-send ADDR PORT COUNT SIZE [--socks K] [--prio P]
+                [--tos T] [--txtime-in NS]
+        COUNT datagrams of SIZE bytes on each of K connected UDP sockets,
+        as fast as possible; with --txtime-in, each carries an SO_TXTIME
+        departure time NS nanoseconds from now (CLOCK_MONOTONIC).
+  fq_traffic.py udp-recv ADDR PORT SECONDS
+        counts datagrams, bytes and CE-marked ones for SECONDS; prints JSON.
+  fq_traffic.py tcp-sink ADDR PORT
+        accepts TCP connections and discards, printing per-connection byte
+        counts as JSON lines when they close.
+  fq_traffic.py tcp-flows ADDR PORT SECONDS N [--prio P,P,...]
+        N TCP connections sending for SECONDS (each with its SO_PRIORITY);
+        prints the bytes each sent as JSON.
+"""
+import argparse
+import json
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+
+SO_TXTIME = 61
+SCM_TXTIME = SO_TXTIME
+CLOCK_MONOTONIC = 1
+
+
+def udp_send(a):
+    socks = []
+    for _ in range(a.socks):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if a.prio is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, a.prio)
+        if a.tos is not None:
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, a.tos)
+        if a.txtime_in is not None:
+            s.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("=iI", CLOCK_MONOTONIC, 0))
+        s.connect((a.addr, a.port))
+        socks.append(s)
+    payload = b"x" * a.size
+    sent = 0
+    for _ in range(a.count):
+        for s in socks:
+            try:
+                if a.txtime_in is not None:
+                    t = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + a.txtime_in
+                    s.sendmsg([payload], [(socket.SOL_SOCKET, SCM_TXTIME, struct.pack("=Q", t))])
+                else:
+                    s.send(payload)
+                sent += 1
+            except OSError:
+                pass  # a drop reported to the sender (ENOBUFS) is fine
+    print(json.dumps({"sent": sent}))
+
+
+def udp_recv(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    s.bind((a.addr, a.port))
+    end = time.monotonic() + a.seconds
+    pkts = nbytes = ce = 0
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([s], [], [], left)
+        if not r:
+            continue
+        data, anc, _, _ = s.recvmsg(65536, 64)
+        pkts += 1
+        nbytes += len(data)
+        for level, typ, val in anc:
+            if level == socket.IPPROTO_IP and typ == socket.IP_TOS and val and (val[0] & 3) == 3:
+                ce += 1
+    print(json.dumps({"packets": pkts, "bytes": nbytes, "ce": ce}))
+
+
+def tcp_sink(a):
+    srv = socket.create_server((a.addr, a.port), reuse_port=False)
+    srv.listen(64)
+
+    def drain(c):
+        n = 0
+        with c:
+            while True:
+                d = c.recv(1 << 16)
+                if not d:
+                    break
+                n += len(d)
+
+    while True:
+        c, _ = srv.accept()
+        threading.Thread(target=drain, args=(c,), daemon=True).start()
+
+
+def tcp_flows(a):
+    prios = [int(p) for p in a.prio.split(",")] if a.prio else [None] * a.n
+    counts = [0] * a.n
+    stop = time.monotonic() + a.seconds
+
+    def run(i):
+        s = socket.create_connection((a.addr, a.port))
+        if prios[i] is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, prios[i])
+        buf = b"y" * 65536
+        with s:
+            while time.monotonic() < stop:
+                counts[i] += s.send(buf)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(a.n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"bytes": counts}))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("udp-send")
+    s.add_argument("addr")
+    s.add_argument("port", type=int)
+    s.add_argument("count", type=int)
+    s.add_argument("size", type=int)
+    s.add_argument("--socks", type=int, default=1)
+    s.add_argument("--prio", type=int)
+    s.add_argument("--tos", type=int)
+    s.add_argument("--txtime-in", type=int)
+    s = sub.add_parser("udp-recv")
+    s.add_argument("addr")
+    s.add_argument("port", type=int)
+    s.add_argument("seconds", type=float)
+    s = sub.add_parser("tcp-sink")
+    s.add_argument("addr")
+    s.add_argument("port", type=int)
+    s = sub.add_parser("tcp-flows")
+    s.add_argument("addr")
+    s.add_argument("port", type=int)
+    s.add_argument("seconds", type=float)
+    s.add_argument("n", type=int)
+    s.add_argument("--prio")
+    a = p.parse_args()
+    {"udp-send": udp_send, "udp-recv": udp_recv, "tcp-sink": tcp_sink,
+     "tcp-flows": tcp_flows}[a.cmd](a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Rust fq under real traffic, on a veth pair between two netns:
+# pacing at maxrate, fair sharing behind a bottleneck, flow_limit and
+# limit drops, horizon drop and cap, CE marking above ce_threshold, bands
+# (priomap and weights sent through ynl) with per-band limits and priority,
+# and fewer watchdog expirations with timer_slack 10us than with 0.
+
+. "$(dirname "$0")/lib.sh"
+HERE=$(dirname "$(readlink -f "$0")")
+TR="python3 $HERE/fq_traffic.py"
+NL="python3 $HERE/fq_nl.py"
+A=rsnet-fqa
+B=rsnet-fqb
+pids=()
+
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del $A 2>/dev/null
+	ip netns del $B 2>/dev/null
+	fq_unload_all
+}
+trap cleanup EXIT
+
+inA() { ip netns exec $A "$@"; }
+inB() { ip netns exec $B "$@"; }
+# xstat NAME: one counter of the fq on veth-a.
+xstat() { inA $NL xstats veth-a | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+sent_bytes() { inA tc -s qdisc show dev veth-a | awk '/Sent/ {print $2; exit}'; }
+dropped() { inA tc -s qdisc show dev veth-a | sed -nE 's/.*dropped ([0-9]+).*/\1/p' | head -1; }
+# within PCT X Y: |X - Y| <= PCT% of Y
+within() { python3 -c "import sys; x,y,p=map(float,sys.argv[1:]); sys.exit(abs(x-y) > y*p/100)" "$2" "$3" "$1"; }
+# setfq OPTS...: a fresh fq (optionally under a tbf bottleneck, see below).
+setfq() { inA tc qdisc del dev veth-a root 2>/dev/null; inA tc qdisc add dev veth-a root fq "$@"; }
+# setfq_bottleneck RATE OPTS...: tbf at RATE with the fq as its child.
+setfq_bottleneck() {
+	local rate=$1
+	shift
+	inA tc qdisc del dev veth-a root 2>/dev/null
+	inA tc qdisc add dev veth-a root handle 1: tbf rate "$rate" burst 3000 limit 1000000 &&
+	inA tc qdisc add dev veth-a parent 1:1 handle 10: fq "$@"
+}
+
+ktap_print_header
+ktap_set_plan 16
+
+fq_unload_all
+fq_use_rust
+modprobe sch_tbf
+ip netns add $A && ip netns add $B
+ip link add veth-a netns $A type veth peer name veth-b netns $B
+inA ip addr add 10.88.0.1/24 dev veth-a && inA ip link set veth-a up && inA ip link set lo up
+inB ip addr add 10.88.0.2/24 dev veth-b && inB ip link set veth-b up && inB ip link set lo up
+inB $TR tcp-sink 10.88.0.2 7000 >/dev/null &
+pids+=($!)
+sleep 1
+
+# 1. Pacing: one TCP flow at maxrate 8mbit is sent at 1,000,000 B/s.
+setfq maxrate 8mbit
+inA $TR tcp-flows 10.88.0.2 7000 6 1 >/dev/null &
+tx=$!
+sleep 2
+b1=$(sent_bytes); t1=$(date +%s.%N)
+sleep 3
+b2=$(sent_bytes); t2=$(date +%s.%N)
+wait $tx
+rate=$(python3 -c "print(int(($b2 - $b1) / ($t2 - $t1)))")
+ktap_print_msg "paced flow: $rate B/s at the qdisc (maxrate 1000000 B/s)"
+check "a paced flow is delivered at its maxrate within 10%" within 10 "$rate" 1000000
+
+# 2. Fairness: 4 TCP flows behind a 16mbit bottleneck get equal shares.
+setfq_bottleneck 16mbit
+out=$(inA $TR tcp-flows 10.88.0.2 7000 5 4)
+ktap_print_msg "4 flows behind 16mbit: $out"
+check "4 flows share fairly (Jain index >= 0.9)" python3 -c "
+import json,sys; b=json.loads('$out')['bytes']
+sys.exit(not (sum(b)**2/(len(b)*sum(x*x for x in b)) >= 0.9))"
+
+# 3. flow_limit: one UDP flow bursting into a slow fq loses what exceeds it.
+setfq flow_limit 20 maxrate 1mbit
+inA $TR udp-send 10.88.0.2 7001 300 1000 >/dev/null
+plim=$(xstat flows_plimit)
+ktap_print_msg "flow_limit 20: flows_plimit=$plim dropped=$(dropped)"
+check "flow_limit drops beyond 20 packets per flow" test "$plim" -ge 200
+
+# 4. limit: many flows, each under flow_limit, together above limit.
+setfq limit 100 flow_limit 1000 maxrate 1mbit
+inA $TR udp-send 10.88.0.2 7001 20 1000 --socks 20 >/dev/null
+bd=$(xstat band_drops1)
+ktap_print_msg "limit 100, 20 flows x 20: band_drops1=$bd dropped=$(dropped)"
+check "limit drops beyond 100 packets" test "$bd" -ge 250
+
+# 5. horizon: departure times 10 s ahead, horizon 100 ms.
+setfq horizon 100ms
+inA $TR udp-send 10.88.0.2 7002 10 500 --txtime-in 10000000000 >/dev/null
+expect_eq "horizon_drop: 10 packets beyond the horizon dropped" 10 "$(xstat horizon_drops)"
+setfq horizon 100ms horizon_cap
+inB $TR udp-recv 10.88.0.2 7002 4 >"/tmp/fq_h.$$" &
+rx=$!
+sleep 1
+inA $TR udp-send 10.88.0.2 7002 10 500 --txtime-in 10000000000 >/dev/null
+expect_eq "horizon_cap: 10 packets capped" 10 "$(xstat horizon_caps)"
+wait $rx
+expect_eq "capped packets are delivered within the horizon" 10 \
+	"$(python3 -c "import json; print(json.load(open('/tmp/fq_h.$$'))['packets'])")"
+
+# 6. ce_threshold: ECT packets queued behind a bottleneck get CE.
+setfq_bottleneck 1mbit ce_threshold 2ms
+inB $TR udp-recv 10.88.0.2 7003 6 >"/tmp/fq_ce.$$" &
+rx=$!
+sleep 1
+inA $TR udp-send 10.88.0.2 7003 100 1000 --tos 2 >/dev/null
+wait $rx
+ce_rx=$(python3 -c "import json; print(json.load(open('/tmp/fq_ce.$$'))['ce'])")
+ce_q=$(inA tc -s qdisc show dev veth-a | sed -nE 's/.*ce_mark ([0-9]+).*/\1/p' | head -1)
+ktap_print_msg "ce_threshold 2ms behind 1mbit: ce_mark=$ce_q, CE seen by receiver=$ce_rx"
+check "ce_threshold marks CE, and the receiver sees it" test "${ce_q:-0}" -gt 0 -a "$ce_rx" -gt 0
+
+# 7. Bands through ynl: priority 3 -> band 0, 5 -> band 2, the rest band 1.
+ynl_fq() {
+	local ifindex
+	ifindex=$(inA cat /sys/class/net/veth-a/ifindex)
+	inA python3 "$RSNET_KSRC/tools/net/ynl/cli.py" \
+		--spec "$RSNET_KSRC/Documentation/netlink/specs/tc.yaml" "$@" \
+		--json "{\"family\": 0, \"ifindex\": $ifindex, \"handle\": 655360, \"parent\": 65537, \"info\": 0,
+		  \"kind\": \"fq\", \"options\": {\"plimit\": 50,
+		  \"priomap\": {\"bands\": 3, \"priomap\": \"01010100010201010101010101010101\"},
+		  \"weights\": \"000009000000030000000100\"}}"
+}
+setfq_bottleneck 2mbit
+check "ynl sets priomap and weights" ynl_fq --do newqdisc --replace --create
+pm=$(inA tc qdisc show dev veth-a | grep -o 'fq .*')
+ktap_print_msg "after ynl: $pm"
+inA $TR udp-send 10.88.0.2 7004 150 1000 --prio 3 >/dev/null
+inA $TR udp-send 10.88.0.2 7004 150 1000 --prio 5 >/dev/null
+b0=$(xstat band_drops0); b2=$(xstat band_drops2); b1=$(xstat band_drops1)
+ktap_print_msg "per-band limit 50: band_drops=$b0/$b1/$b2"
+check "each band holds its own limit (band 0 and band 2 both drop ~100, band 1 none)" \
+	test "$b0" -ge 90 -a "$b2" -ge 90 -a "$b1" = 0
+setfq_bottleneck 8mbit
+ynl_fq --do newqdisc --replace --create >/dev/null
+out=$(inA $TR tcp-flows 10.88.0.2 7000 5 2 --prio 3,5)
+ktap_print_msg "band 0 vs band 2 (weights 9:1) behind 8mbit: $out"
+check "band 0 gets at least 3x the bytes of band 2" python3 -c "
+import json,sys; b=json.loads('$out')['bytes']; sys.exit(not (b[0] >= 3 * b[1]))"
+
+# 8. timer_slack: watchdog expirations (hrtimer interrupts) with many paced
+# orphan flows from pktgen, slack 0 vs 10us.
+timer_irqs() { awk '/nr_events/ {s += $3} END {print s}' /proc/timer_list; }
+run_slack() {
+	setfq maxrate 400kbit timer_slack "$1"
+	local e0 e1
+	e0=$(timer_irqs)
+	inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1000 3 >/dev/null
+	e1=$(timer_irqs)
+	echo $((e1 - e0))
+}
+modprobe pktgen
+s0=$(run_slack 0); s10=$(run_slack 10us); s0b=$(run_slack 0); s10b=$(run_slack 10us)
+ktap_print_msg "hrtimer interrupts in 3 s, slack 0: $s0 $s0b, slack 10us: $s10 $s10b"
+check "fewer timer interrupts with timer_slack 10us than with 0" test $((s10 + s10b)) -lt $((s0 + s0b))
+modprobe -r pktgen
+
+inA tc qdisc del dev veth-a root
+kill "${pids[@]}" 2>/dev/null
+ip netns del $A
+ip netns del $B
+check "after traffic: qdisc gone, sch_fq_rs unloads" modprobe -r sch_fq_rs
+rm -f /tmp/fq_h.$$ /tmp/fq_ce.$$
+ktap_finished
