@@ -20,12 +20,23 @@ ln -s "$RSNET_KSRC/tools/testing/selftests/kselftest" "$base/kselftest"
 ln -s "$RSNET_TOP/tools/testing/selftests/rsnet" "$base/rsnet"
 export BASE_DIR=$base KSFT_MACHINE_SLOW=yes
 cd "$base/rsnet" || exit 1
+# runner.sh reads variables it may leave unset.
+set +u
 # shellcheck source=/dev/null
 . "$BASE_DIR/kselftest/runner.sh"
 tests=()
 for t in "$@"; do tests+=("./$t"); done
-type run_many >/dev/null || { echo "runner.sh not loaded from $BASE_DIR"; ls -la "$BASE_DIR" "$BASE_DIR/kselftest/"; }
-run_many "${tests[@]}" 2>&1 | tee "$res/ktap.log"
+# The runner writes the tests' prefixed output to $logfile (its default,
+# /dev/stdout, is virtme's console here) and its own lines to stdout: both
+# go to the file in append mode, and tail shows it as it comes. tail runs
+# outside this shell's jobs, since run_many ends with a plain `wait`.
+: >"$res/ktap.log"
+(tail -f "$res/ktap.log" & echo $! >"$res/tail.pid")
+logfile=$res/ktap.log
+run_many "${tests[@]}" >>"$res/ktap.log" 2>&1
+sleep 1
+kill "$(cat "$res/tail.pid")" 2>/dev/null
+rm -f "$res/tail.pid"
 
 if [ -w $kml ]; then
 	# kmemleak ignores objects younger than 5 s; two scans settle it.

@@ -24,13 +24,14 @@ expect_eq "write enabled=1" OK "$(write_errno $D/enabled 1)"
 expect_eq "enabled reads 1" 1 "$(cat $D/enabled)"
 
 bad=""
-for v in 1001 -1 abc "" 99999999999999999999 12x; do
+# An empty line (what 'echo > file' writes) is invalid input.
+for v in 1001 -1 abc $'\n' 99999999999999999999 12x; do
 	r=$(write_errno $D/value "$v")
 	[ "$r" = EINVAL ] || bad="$bad [$v]->$r"
 done
 expect_eq "invalid writes to value fail with EINVAL" "" "$bad"
 expect_eq "value unchanged after invalid writes" 500 "$(cat $D/value)"
-for v in 2 -1 abc ""; do
+for v in 2 -1 abc $'\n'; do
 	r=$(write_errno $D/enabled "$v")
 	[ "$r" = EINVAL ] || bad="$bad [$v]->$r"
 done

@@ -47,7 +47,7 @@ sysctl -q -w net.ipv4.tcp_tx_skb_cache=1
 expect_eq "write 1 enables" 1 "$(cat $S)"
 
 bad=""
-for v in 2 -1 abc "" 99999999999999999999; do
+for v in 2 -1 abc $'\n' 99999999999999999999; do
 	r=$(write_errno $S "$v")
 	[ "$r" = EINVAL ] || bad="$bad [$v]->$r"
 done

@@ -74,6 +74,7 @@ def send_one(addr, port, mode, size, rnd):
     payload = rnd.randbytes(size)
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     with socket.create_connection((addr, port), timeout=60) as s:
+        s.settimeout(None)  # blocking: sendfile() and MSG_ERRQUEUE need it
         s.sendall(HDR.pack(size, hashlib.sha256(payload).digest()))
         if mode == "send":
             s.sendall(payload)
@@ -94,7 +95,7 @@ def send_one(addr, port, mode, size, rnd):
         else:
             raise SystemExit(f"unknown mode {mode}")
         s.shutdown(socket.SHUT_WR)
-        answer = recv_exact(s, 2) if size >= 0 else b""
+        answer = recv_exact(s, 2)
         if mode == "zerocopy":
             reap_zerocopy(s)
         return answer == b"OK"
