@@ -44,7 +44,10 @@ def udp_send(a):
         socks.append(s)
     payload = b"x" * a.size
     sent = 0
+    stop = time.monotonic() + a.for_ if a.for_ else None
     for _ in range(a.count):
+        if stop and time.monotonic() > stop:
+            break
         for s in socks:
             try:
                 if a.txtime_in is not None:
@@ -133,6 +136,7 @@ def main():
     s.add_argument("--prio", type=int)
     s.add_argument("--tos", type=int)
     s.add_argument("--txtime-in", type=int)
+    s.add_argument("--for", dest="for_", type=float, help="stop after SECONDS")
     s = sub.add_parser("udp-recv")
     s.add_argument("addr")
     s.add_argument("port", type=int)

@@ -44,7 +44,7 @@ setfq_bottleneck() {
 }
 
 ktap_print_header
-ktap_set_plan 16
+ktap_set_plan 13
 
 fq_unload_all
 fq_use_rust
@@ -57,9 +57,14 @@ inB $TR tcp-sink 10.88.0.2 7000 >/dev/null &
 pids+=($!)
 sleep 1
 
-# 1. Pacing: one TCP flow at maxrate 8mbit is sent at 1,000,000 B/s.
-setfq maxrate 8mbit
-inA $TR tcp-flows 10.88.0.2 7000 6 1 >/dev/null &
+# 1. Pacing: one flow offered well above maxrate 8mbit (pktgen, in the
+# kernel: a user-space sender on this emulated debug kernel cannot offer
+# 1 MB/s of small packets) leaves the qdisc at 1,000,000 B/s. A quantum of
+# 30000 makes the pacing interval 30 ms, so that the emulator's timer
+# latency (~1 ms, see "latency" in tc -s) does not skew the rate.
+modprobe pktgen
+setfq maxrate 8mbit quantum 30000
+inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1 7 1000 >/dev/null &
 tx=$!
 sleep 2
 b1=$(sent_bytes); t1=$(date +%s.%N)
@@ -86,8 +91,8 @@ ktap_print_msg "flow_limit 20: flows_plimit=$plim dropped=$(dropped)"
 check "flow_limit drops beyond 20 packets per flow" test "$plim" -ge 200
 
 # 4. limit: many flows, each under flow_limit, together above limit.
-setfq limit 100 flow_limit 1000 maxrate 1mbit
-inA $TR udp-send 10.88.0.2 7001 20 1000 --socks 20 >/dev/null
+setfq limit 100 flow_limit 1000 maxrate 100kbit
+inA $TR udp-send 10.88.0.2 7001 30 1000 --socks 20 >/dev/null
 bd=$(xstat band_drops1)
 ktap_print_msg "limit 100, 20 flows x 20: band_drops1=$bd dropped=$(dropped)"
 check "limit drops beyond 100 packets" test "$bd" -ge 250
@@ -129,16 +134,20 @@ ynl_fq() {
 		  \"priomap\": {\"bands\": 3, \"priomap\": \"01010100010201010101010101010101\"},
 		  \"weights\": \"000009000000030000000100\"}}"
 }
-setfq_bottleneck 2mbit
+setfq_bottleneck 50kbit
 check "ynl sets priomap and weights" ynl_fq --do newqdisc --replace --create
 pm=$(inA tc qdisc show dev veth-a | grep -o 'fq .*')
 ktap_print_msg "after ynl: $pm"
-inA $TR udp-send 10.88.0.2 7004 150 1000 --prio 3 >/dev/null
-inA $TR udp-send 10.88.0.2 7004 150 1000 --prio 5 >/dev/null
-b0=$(xstat band_drops0); b2=$(xstat band_drops2); b1=$(xstat band_drops1)
-ktap_print_msg "per-band limit 50: band_drops=$b0/$b1/$b2"
-check "each band holds its own limit (band 0 and band 2 both drop ~100, band 1 none)" \
-	test "$b0" -ge 90 -a "$b2" -ge 90 -a "$b1" = 0
+inA $TR udp-send 10.88.0.2 7004 200 1000 --prio 3 >/dev/null
+inA $TR udp-send 10.88.0.2 7004 200 1000 --prio 5 >/dev/null
+st=$(inA $NL xstats veth-a)
+ktap_print_msg "per-band limit 50 behind 50kbit: $st"
+# Behind 50kbit (~6 packets/s drain), a global limit of 50 would accept
+# about 50 of the 400 packets; per-band limits accept 50 per band.
+check "each band holds its own limit of 50 (both bands drop, 85+ accepted)" python3 -c "
+import json,sys; s=json.loads(sys.argv[1])
+acc=400-s['band_drops0']-s['band_drops2']
+sys.exit(not (s['band_drops0'] >= 50 and s['band_drops2'] >= 50 and s['band_drops1'] == 0 and acc >= 85))" "$st"
 setfq_bottleneck 8mbit
 ynl_fq --do newqdisc --replace --create >/dev/null
 out=$(inA $TR tcp-flows 10.88.0.2 7000 5 2 --prio 3,5)
@@ -157,7 +166,6 @@ run_slack() {
 	e1=$(timer_irqs)
 	echo $((e1 - e0))
 }
-modprobe pktgen
 s0=$(run_slack 0); s10=$(run_slack 10us); s0b=$(run_slack 0); s10b=$(run_slack 10us)
 ktap_print_msg "hrtimer interrupts in 3 s, slack 0: $s0 $s0b, slack 10us: $s10 $s10b"
 check "fewer timer interrupts with timer_slack 10us than with 0" test $((s10 + s10b)) -lt $((s0 + s0b))
