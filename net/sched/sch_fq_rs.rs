@@ -28,8 +28,8 @@ use kernel::alloc::{flags, KVVec, KVec};
 use kernel::c_str;
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
-    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, Qdisc, QdiscOps,
-    Registration, StatsDump, ToFree, XmitStatus,
+    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, Qdisc, QdiscOps, Registration,
+    StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{DropReason, SkBuff, SkbQueue};
 use kernel::prelude::*;
@@ -178,10 +178,15 @@ impl Arena {
         let mut chunk = KVec::with_capacity(CHUNK, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
         for i in 0..CHUNK as u32 {
             let mut f = Flow::new();
-            f.hnext = if i + 1 < CHUNK as u32 { base + i + 1 } else { self.free };
+            f.hnext = if i + 1 < CHUNK as u32 {
+                base + i + 1
+            } else {
+                self.free
+            };
             chunk.push(f, flags::GFP_ATOMIC)?;
         }
-        self.chunks.push(chunk, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
+        self.chunks
+            .push(chunk, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
         self.free = base;
         Ok(())
     }
@@ -891,7 +896,11 @@ fn fq_parse(opt: &NlAttr, old: &Config, extack: &mut ExtAck<'_>) -> Result<Confi
         }
     }
     if let Some(rate) = tb.u32(uapi::TCA_FQ_FLOW_MAX_RATE) {
-        c.flow_max_rate = if rate == u32::MAX { u64::MAX } else { rate as u64 };
+        c.flow_max_rate = if rate == u32::MAX {
+            u64::MAX
+        } else {
+            rate as u64
+        };
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_LOW_RATE_THRESHOLD) {
         c.low_rate_threshold = v;
@@ -978,7 +987,11 @@ impl QdiscOps for Fq {
     type Data = FqSchedData;
     const ID: &'static CStr = c_str!("fq");
 
-    fn init(sch: &Qdisc<Self>, opt: Option<&NlAttr>, extack: &mut ExtAck<'_>) -> Result<FqSchedData> {
+    fn init(
+        sch: &Qdisc<Self>,
+        opt: Option<&NlAttr>,
+        extack: &mut ExtAck<'_>,
+    ) -> Result<FqSchedData> {
         let mtu = sch.psched_mtu().clamp(1, 1 << 20);
         let defaults = Config {
             limit: 10000,

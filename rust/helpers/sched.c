@@ -150,6 +150,7 @@ u32 rust_helper_sk_pacing_status(const struct sock *sk)
 
 void rust_helper_sk_set_pacing_status_release(struct sock *sk, u32 status)
 {
+	/* As sch_fq.c: pairs with TCP's smp_load_acquire() of the status. */
 	smp_store_release(&sk->sk_pacing_status, status);
 }
 

@@ -360,7 +360,9 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         // SAFETY: `tmp_table` is a valid `ctl_table` for one `c_int` at
         // `tmp` with bounds at `extra1`/`extra2`, all alive for the call; the
         // other arguments come from the sysctl core unchanged.
-        to_result(unsafe { bindings::proc_dointvec_minmax(&tmp_table, write, buffer, lenp, ppos) })?;
+        to_result(unsafe {
+            bindings::proc_dointvec_minmax(&tmp_table, write, buffer, lenp, ppos)
+        })?;
         if write != 0 {
             let old = state.value.load(Ordering::Relaxed);
             inner.handler.write(&inner.values, state.index, old, tmp)?;

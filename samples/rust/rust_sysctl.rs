@@ -11,7 +11,7 @@
 
 use kernel::c_str;
 use kernel::prelude::*;
-use kernel::sysctl::{Handler, Entry, Registration, Scope, Values};
+use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
 
 module! {
     type: RustSysctl,

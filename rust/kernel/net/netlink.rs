@@ -14,8 +14,8 @@
 
 use crate::{
     bindings,
-    error::{to_result, Result},
     error::Error,
+    error::{to_result, Result},
     ffi::{c_char, c_int},
     str::CStr,
 };
@@ -83,19 +83,28 @@ impl Policy {
     /// A `u32` attribute whose value must lie in `range`
     /// (`NLA_POLICY_FULL_RANGE(NLA_U32, range)`).
     pub const fn u32_range(range: &'static Range) -> Self {
-        let mut p = Self::with(bindings::NLA_U32, bindings::nla_policy_validation_NLA_VALIDATE_RANGE_PTR, 0);
+        let mut p = Self::with(
+            bindings::NLA_U32,
+            bindings::nla_policy_validation_NLA_VALIDATE_RANGE_PTR,
+            0,
+        );
         p.0.__bindgen_anon_1.range = ptr::from_ref(&range.0);
         p
     }
 
     /// A binary attribute of exactly `len` bytes (`NLA_POLICY_EXACT_LEN`).
     pub const fn exact_len(len: u16) -> Self {
-        Self::with(bindings::NLA_BINARY, bindings::nla_policy_validation_NLA_VALIDATE_RANGE, 0)
-            .binary_range(len as i16, len as i16)
+        Self::with(
+            bindings::NLA_BINARY,
+            bindings::nla_policy_validation_NLA_VALIDATE_RANGE,
+            0,
+        )
+        .binary_range(len as i16, len as i16)
     }
 
     const fn binary_range(mut self, min: i16, max: i16) -> Self {
-        self.0.__bindgen_anon_1.__bindgen_anon_1 = bindings::nla_policy__bindgen_ty_1__bindgen_ty_1 { min, max };
+        self.0.__bindgen_anon_1.__bindgen_anon_1 =
+            bindings::nla_policy__bindgen_ty_1__bindgen_ty_1 { min, max };
         self
     }
 }

@@ -263,7 +263,12 @@ impl ToFree<'_> {
         // SAFETY: `skb` is ours to give away, `sch` is valid and `ptr` is
         // the enqueue's free list.
         XmitStatus(unsafe {
-            bindings::qdisc_drop_reason(skb.into_raw().as_ptr(), sch.as_ptr(), self.ptr, reason.as_raw())
+            bindings::qdisc_drop_reason(
+                skb.into_raw().as_ptr(),
+                sch.as_ptr(),
+                self.ptr,
+                reason.as_raw(),
+            )
         })
     }
 }
@@ -299,7 +304,8 @@ pub trait QdiscOps: Sized + 'static {
     const ID: &'static CStr;
 
     /// Creates the state of a new instance from its options.
-    fn init(sch: &Qdisc<Self>, opt: Option<&NlAttr>, extack: &mut ExtAck<'_>) -> Result<Self::Data>;
+    fn init(sch: &Qdisc<Self>, opt: Option<&NlAttr>, extack: &mut ExtAck<'_>)
+        -> Result<Self::Data>;
 
     /// Queues `skb`, or drops it through `to_free`.
     fn enqueue(
@@ -428,7 +434,8 @@ impl<T: QdiscOps> Adapter<T> {
         from_result(|| {
             // SAFETY: `sch` is an initialised qdisc of our ops; `opt` and
             // `extack` are null or valid for the call.
-            let (sch, mut extack) = unsafe { (Qdisc::<T>::from_raw(sch), ExtAck::from_raw(extack)) };
+            let (sch, mut extack) =
+                unsafe { (Qdisc::<T>::from_raw(sch), ExtAck::from_raw(extack)) };
             if opt.is_null() {
                 return Ok(0);
             }
@@ -453,7 +460,10 @@ impl<T: QdiscOps> Adapter<T> {
         }
     }
 
-    unsafe extern "C" fn dump_stats(sch: *mut bindings::Qdisc, d: *mut bindings::gnet_dump) -> c_int {
+    unsafe extern "C" fn dump_stats(
+        sch: *mut bindings::Qdisc,
+        d: *mut bindings::gnet_dump,
+    ) -> c_int {
         // SAFETY: `sch` is an initialised qdisc of our ops and `d` the dump
         // in progress, both valid for the call.
         let sch = unsafe { Qdisc::<T>::from_raw(sch) };

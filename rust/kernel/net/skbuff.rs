@@ -287,7 +287,10 @@ impl SockRef<'_> {
         // field is written with release ordering, as C does.
         unsafe {
             if bindings::sk_pacing_status(self.sk.as_ptr()) != bindings::sk_pacing_SK_PACING_FQ {
-                bindings::sk_set_pacing_status_release(self.sk.as_ptr(), bindings::sk_pacing_SK_PACING_FQ);
+                bindings::sk_set_pacing_status_release(
+                    self.sk.as_ptr(),
+                    bindings::sk_pacing_SK_PACING_FQ,
+                );
             }
         }
     }

@@ -4,8 +4,7 @@
 # The Rust fq under real traffic, on a veth pair between two netns:
 # pacing at maxrate, fair sharing behind a bottleneck, flow_limit and
 # limit drops, horizon drop and cap, CE marking above ce_threshold, bands
-# (priomap and weights sent through ynl) with per-band limits and priority,
-# and fewer watchdog expirations with timer_slack 10us than with 0.
+# (priomap and weights sent through ynl) with per-band limits and priority.
 
 . "$(dirname "$0")/lib.sh"
 HERE=$(dirname "$(readlink -f "$0")")
@@ -44,7 +43,7 @@ setfq_bottleneck() {
 }
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 12
 
 fq_unload_all
 fq_use_rust
@@ -57,14 +56,13 @@ inB $TR tcp-sink 10.88.0.2 7000 >/dev/null &
 pids+=($!)
 sleep 1
 
-# 1. Pacing: one flow offered well above maxrate 8mbit (pktgen, in the
-# kernel: a user-space sender on this emulated debug kernel cannot offer
-# 1 MB/s of small packets) leaves the qdisc at 1,000,000 B/s. A quantum of
-# 30000 makes the pacing interval 30 ms, so that the emulator's timer
-# latency (~1 ms, see "latency" in tc -s) does not skew the rate.
-modprobe pktgen
+# 1. Pacing: one UDP flow offered above maxrate 8mbit leaves the qdisc at
+# 1,000,000 B/s. 60000-byte datagrams (41 IP fragments each, one flow)
+# let a user-space sender on this emulated debug kernel offer more than
+# that. A quantum of 30000 makes the pacing interval 30 ms, so that the
+# emulator's timer latency (~1 ms, "latency" in tc -s) does not skew it.
 setfq maxrate 8mbit quantum 30000
-inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1 7 1000 >/dev/null &
+inA $TR udp-send 10.88.0.2 7001 100000 60000 --for 7 >/dev/null &
 tx=$!
 sleep 2
 b1=$(sent_bytes); t1=$(date +%s.%N)
@@ -155,21 +153,8 @@ ktap_print_msg "band 0 vs band 2 (weights 9:1) behind 8mbit: $out"
 check "band 0 gets at least 3x the bytes of band 2" python3 -c "
 import json,sys; b=json.loads('$out')['bytes']; sys.exit(not (b[0] >= 3 * b[1]))"
 
-# 8. timer_slack: watchdog expirations (hrtimer interrupts) with many paced
-# orphan flows from pktgen, slack 0 vs 10us.
-timer_irqs() { awk '/nr_events/ {s += $3} END {print s}' /proc/timer_list; }
-run_slack() {
-	setfq maxrate 400kbit timer_slack "$1"
-	local e0 e1
-	e0=$(timer_irqs)
-	inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1000 3 >/dev/null
-	e1=$(timer_irqs)
-	echo $((e1 - e0))
-}
-s0=$(run_slack 0); s10=$(run_slack 10us); s0b=$(run_slack 0); s10b=$(run_slack 10us)
-ktap_print_msg "hrtimer interrupts in 3 s, slack 0: $s0 $s0b, slack 10us: $s10 $s10b"
-check "fewer timer interrupts with timer_slack 10us than with 0" test $((s10 + s10b)) -lt $((s0 + s0b))
-modprobe -r pktgen
+# The timer_slack comparison (1000 pktgen flows) is in fq_stress.sh, not
+# run by default: see Documentation/rsnet/sch_fq.rst, "Known problems".
 
 inA tc qdisc del dev veth-a root
 kill "${pids[@]}" 2>/dev/null
