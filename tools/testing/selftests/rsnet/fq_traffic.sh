@@ -16,7 +16,10 @@ pids=()
 
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	# Servers started in a netns may outlive the shell that started them:
+	# end them by name, and do not wait for what is not ours.
+	pkill -f "fq_traffic.py tcp-sink" 2>/dev/null
+	pkill -f "fq_traffic.py udp-recv" 2>/dev/null
 	ip netns del $A 2>/dev/null
 	ip netns del $B 2>/dev/null
 	fq_unload_all
@@ -144,6 +147,7 @@ import json,sys; b=json.loads('$out')['bytes']; sys.exit(not (b[0] >= 3 * b[1]))
 
 inA tc qdisc del dev veth-a root
 kill "${pids[@]}" 2>/dev/null
+pkill -f "fq_traffic.py tcp-sink" 2>/dev/null
 ip netns del $A
 ip netns del $B
 check "after traffic: qdisc gone, sch_fq_rs unloads" modprobe -r sch_fq_rs
