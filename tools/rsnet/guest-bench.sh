@@ -125,4 +125,60 @@ say "=====  ==========  ==========  =====  ==============  =============="
 sysctl -q -w net.ipv4.tcp_tx_skb_cache=0
 modprobe -r tcp_tx_skb_cache
 say ""
+
+# --- page_pool: recycle paths, C against Rust --------------------------------
+# page_pool_bench prints one line per run, e.g.
+# "page_pool_bench: path=c fast_ns=.. fast_cycles=.. ring_ns=.. ..."
+pp_run() { # IMPL [PARAMS] -> the module's result line
+	if [ "$1" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
+	shift
+	dmesg -C
+	modprobe page_pool_bench "$@" && modprobe -r page_pool_bench
+	dmesg | sed -n 's/.*page_pool_bench: //p' | tail -1
+}
+field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+say "page_pool: alloc + put per operation (page_pool_bench, loops=100000)"
+say ""
+say "===========  ==========  ==========  ===========  =========  =========="
+say "path         C ns        Rust ns     Rust/C ns    C cycles   Rust cycles"
+say "===========  ==========  ==========  ===========  =========  =========="
+declare -A PC PR
+for i in $(seq "$ROUNDS"); do
+	lc=$(pp_run c); lr=$(pp_run rust)
+	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
+	for p in fast ring slow; do
+		PC[$p.ns]+=" $(field ${p}_ns "$lc")"; PR[$p.ns]+=" $(field ${p}_ns "$lr")"
+		PC[$p.cy]+=" $(field ${p}_cycles "$lc")"; PR[$p.cy]+=" $(field ${p}_cycles "$lr")"
+	done
+done
+for p in fast ring slow; do
+	# shellcheck disable=SC2086
+	{ nc=$(med ${PC[$p.ns]}); nr=$(med ${PR[$p.ns]}); cc=$(med ${PC[$p.cy]}); cr=$(med ${PR[$p.cy]}); }
+	say "$(printf '%-11s  %-10.1f  %-10.1f  %-11s  %-9.0f  %.0f' "$p" "$nc" "$nr" "$(ratio "$nr" "$nc")" "$cc" "$cr")"
+done
+say "===========  ==========  ==========  ===========  =========  =========="
+say ""
+say "page_pool: far NUMA (pool filled on node 0, used from node 1): local pages handed out"
+say ""
+say "=======================  ===========  ========"
+say "path                     local pages  waive"
+say "=======================  ===========  ========"
+for cfg in c rust rust-off; do
+	loc=(); wv=()
+	for i in $(seq "$ROUNDS"); do
+		case $cfg in
+		c) l=$(pp_run c numa=1) ;;
+		rust) l=$(pp_run rust numa=1) ;;
+		rust-off) modprobe page_pool_rs; sysctl -q -w rsnet.page_pool.numa_check=0
+			l=$(pp_run rust numa=1); sysctl -q -w rsnet.page_pool.numa_check=1 ;;
+		esac
+		loc+=("$(field local_pct "$l")"); wv+=("$(field waive "$l")")
+	done
+	echo "# raw numa $cfg: local ${loc[*]} waive ${wv[*]}" >>"$res/raw.txt"
+	say "$(printf '%-23s  %-11s  %s' "$cfg" "$(med "${loc[@]}")%" "$(med "${wv[@]}")")"
+done
+say "=======================  ===========  ========"
+say "(rust-off: /proc/sys/rsnet/page_pool/numa_check=0, the rule turned off)"
+modprobe -r page_pool_rs 2>/dev/null
+say ""
 say "Reproduce: make bench ROUNDS=$ROUNDS (one VM boot; C and Rust, off and on, alternate)."

@@ -34,7 +34,8 @@ if [ -z "${KDIR:-}" ]; then
 fi
 
 step "checkpatch: patches/ and rust/helpers/*.c"
-cp=("$src/scripts/checkpatch.pl" --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG)
+cp=("$src/scripts/checkpatch.pl" --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
+	--typedefsfile "$RSNET_TOP/tools/rsnet/checkpatch.typedefs")
 for p in patches/*.patch; do
 	"${cp[@]}" "$p" || fail=1
 done

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! page_pool_rs: the page_pool recycle and refill path in Rust.
+//!
+//! Loaded, it becomes the path by which every page pool recycles pages and
+//! refills its alloc cache (the hook of `patches/0003`); unloaded, the C
+//! path of `net/core/page_pool.c` takes over again, with the same alloc
+//! caches, rings and statistics, so pages in flight are never lost.
+//!
+//! The rule of upstream "page_pool: Don't recycle non-reusable pages": a
+//! page is recycled only if the pool holds its sole reference and it is not
+//! pfmemalloc (allocated from the emergency reserves), and a refill hands
+//! out pages of the pool's NUMA node only: a page of another node met in the
+//! ring is released (`waive`) and the pool allocates a local one. Statistics
+//! move exactly as in C.
+//!
+//! `/proc/sys/rsnet/page_pool/numa_check` (default 1) can turn the NUMA rule
+//! off, for the benchmark that shows what the rule buys.
+
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::c_str;
+use kernel::net::page_pool::{
+    self, AllocCache, AllocStat, BulkPages, Hook, Netmem, PagePool, RecycleStat,
+    PP_ALLOC_CACHE_REFILL,
+};
+use kernel::prelude::*;
+use kernel::sysctl::{self, Entry, Handler, Scope, Values};
+
+module! {
+    type: PagePoolModule,
+    name: "page_pool_rs",
+    author: "rsnet",
+    description: "page_pool recycle and refill path (Rust)",
+    license: "GPL",
+}
+
+/// Whether a refill releases pages of a node other than the pool's.
+static NUMA_CHECK: AtomicBool = AtomicBool::new(true);
+
+struct RustPath;
+
+impl RustPath {
+    /// `__page_pool_page_can_be_recycled()`: the pool holds the only
+    /// reference and the page is not from the emergency reserves.
+    fn can_be_recycled(netmem: &Netmem) -> bool {
+        netmem.is_net_iov() || (netmem.is_sole_ref() && !netmem.is_pfmemalloc())
+    }
+
+    /// `__page_pool_put_page()`: recycles `netmem` into the alloc cache if
+    /// allowed, releases it if it cannot be reused, or returns it for the
+    /// ring.
+    fn put_page(
+        pool: &PagePool,
+        netmem: Netmem,
+        dma_sync_size: u32,
+        cache: Option<&mut AllocCache<'_>>,
+    ) -> Option<Netmem> {
+        if !Self::can_be_recycled(&netmem) {
+            // Shared (the user kept a reference) or pfmemalloc: back to
+            // the page allocator.
+            pool.recycle_stat_inc(RecycleStat::ReleasedRefcnt);
+            pool.return_page(netmem);
+            return None;
+        }
+        pool.dma_sync_for_device(&netmem, dma_sync_size);
+        let Some(cache) = cache else {
+            return Some(netmem);
+        };
+        match cache.push(netmem) {
+            Ok(()) => {
+                pool.recycle_stat_inc(RecycleStat::Cached);
+                None
+            }
+            Err(netmem) => {
+                pool.recycle_stat_inc(RecycleStat::CacheFull);
+                Some(netmem)
+            }
+        }
+    }
+}
+
+impl Hook for RustPath {
+    const NAME: &'static CStr = c_str!("rust");
+
+    fn refill_alloc_cache(pool: &PagePool, mut cache: AllocCache<'_>) -> Option<Netmem> {
+        // Quicker fallback, no work when the ring is empty.
+        if cache.ring_is_empty() {
+            cache.alloc_stat_inc(AllocStat::Empty);
+            return None;
+        }
+        // The refill runs where the consumer runs (softirq): the node of
+        // this CPU is stable and is where the pages will be used.
+        let pref_nid = match pool.nid() {
+            page_pool::NUMA_NO_NODE => page_pool::numa_mem_id(),
+            nid => nid,
+        };
+        let numa_check = NUMA_CHECK.load(Ordering::Relaxed);
+        while let Some(netmem) = cache.ring_consume() {
+            if numa_check && netmem.nid().is_some_and(|nid| nid != pref_nid) {
+                // Foreign node: release one page and let the pool allocate
+                // a local one, which keeps the page allocator's load low.
+                pool.return_page(netmem);
+                cache.alloc_stat_inc(AllocStat::Waive);
+                break;
+            }
+            if let Err(netmem) = cache.push(netmem) {
+                // Cannot happen: the cache was empty and we stop at the
+                // refill mark, far below its size. Do not lose the page.
+                pool.return_page(netmem);
+                break;
+            }
+            if cache.count() >= PP_ALLOC_CACHE_REFILL {
+                break;
+            }
+        }
+        let netmem = cache.pop()?;
+        cache.alloc_stat_inc(AllocStat::Refill);
+        Some(netmem)
+    }
+
+    fn put_unrefed(
+        pool: &PagePool,
+        netmem: Netmem,
+        dma_sync_size: u32,
+        mut cache: Option<AllocCache<'_>>,
+    ) {
+        let Some(netmem) = Self::put_page(pool, netmem, dma_sync_size, cache.as_mut()) else {
+            return;
+        };
+        let mut ring = pool.ring_producer();
+        match ring.produce(netmem) {
+            Ok(()) => {
+                pool.recycle_stat_inc(RecycleStat::Ring);
+                drop(ring);
+            }
+            Err(netmem) => {
+                drop(ring);
+                // Ring full: give the page back to the page allocator.
+                pool.recycle_stat_inc(RecycleStat::RingFull);
+                pool.return_page(netmem);
+            }
+        }
+    }
+
+    fn put_bulk(pool: &PagePool, mut pages: BulkPages<'_>, mut cache: Option<AllocCache<'_>>) {
+        while let Some(netmem) = pages.take_next() {
+            if let Some(netmem) = Self::put_page(pool, netmem, u32::MAX, cache.as_mut()) {
+                pages.keep(netmem);
+            }
+        }
+        if pages.kept() == 0 {
+            return;
+        }
+        // Bulk into the ring under one lock; what does not fit is released
+        // after unlocking, since freeing pages can be slow.
+        let mut ring = pool.ring_producer();
+        let mut queued = 0;
+        let mut kept = pages.drain_kept();
+        let mut overflow = None;
+        for netmem in kept.by_ref() {
+            match ring.produce(netmem) {
+                Ok(()) => queued += 1,
+                Err(netmem) => {
+                    pool.recycle_stat_inc(RecycleStat::RingFull);
+                    overflow = Some(netmem);
+                    break;
+                }
+            }
+        }
+        pool.recycle_stat_add(RecycleStat::Ring, queued);
+        drop(ring);
+        for netmem in Iterator::chain(overflow.into_iter(), kept) {
+            pool.return_page(netmem);
+        }
+    }
+}
+
+/// `numa_check`: a write switches the NUMA rule of the refill.
+struct NumaCheck;
+
+impl Handler for NumaCheck {
+    fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
+        NUMA_CHECK.store(new != 0, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+static KNOBS: [Entry; 1] = [Entry::int(c_str!("numa_check"), 0, 1).initial(1)];
+
+struct PagePoolModule {
+    // Dropped in this order: the knob, then the hook (every pool back to
+    // C, running hooks waited for).
+    _knobs: sysctl::Registration<NumaCheck>,
+    _hook: page_pool::Registration<RustPath>,
+}
+
+impl kernel::Module for PagePoolModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        NUMA_CHECK.store(true, Ordering::Relaxed);
+        let knobs = sysctl::Registration::register(
+            Scope::Global,
+            c_str!("rsnet/page_pool"),
+            &KNOBS,
+            NumaCheck,
+        )?;
+        let hook = page_pool::Registration::register()?;
+        pr_info!("page_pool recycling now runs in Rust\n");
+        Ok(Self {
+            _knobs: knobs,
+            _hook: hook,
+        })
+    }
+}
+
+impl Drop for PagePoolModule {
+    fn drop(&mut self) {
+        pr_info!("page_pool recycling goes back to C\n");
+    }
+}

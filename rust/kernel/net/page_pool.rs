@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Page pools: the recycle and refill hot path.
+//!
+//! C headers: [`include/net/page_pool/types.h`](srctree/include/net/page_pool/types.h),
+//! [`include/net/page_pool/hook.h`](srctree/include/net/page_pool/hook.h)
+//!
+//! A type implementing [`Hook`] becomes, once registered with
+//! [`Registration`], the path by which every page pool of the kernel
+//! recycles pages (`page_pool_put_unrefed_netmem()`,
+//! `page_pool_put_page_bulk()`) and refills its alloc cache from its
+//! ptr_ring. The hook works on the pool's own data (alloc cache, ring,
+//! statistics), so the C path and the hook can take turns while pools are
+//! in use; dropping the registration switches back to C and waits until no
+//! hook runs any more.
+//!
+//! The alloc cache and the alloc statistics belong to the pool's consumer
+//! (its NAPI context): only an [`AllocCache`] reaches them, and the hook is
+//! given one only where C would touch them.
+
+use crate::{bindings, error::to_result, ffi::c_void, prelude::*, str::CStr, types::Opaque};
+use core::marker::PhantomData;
+
+/// No NUMA node preference (`NUMA_NO_NODE`).
+pub const NUMA_NO_NODE: i32 = -1;
+/// Size of the alloc cache (`PP_ALLOC_CACHE_SIZE`).
+pub const PP_ALLOC_CACHE_SIZE: usize = bindings::PP_ALLOC_CACHE_SIZE as usize;
+/// How far a refill fills the alloc cache (`PP_ALLOC_CACHE_REFILL`).
+pub const PP_ALLOC_CACHE_REFILL: usize = bindings::PP_ALLOC_CACHE_REFILL as usize;
+
+/// Returns the memory node of the current CPU (`numa_mem_id()`).
+pub fn numa_mem_id() -> i32 {
+    // SAFETY: No precondition; the value may be stale once preemptible,
+    // which callers accept (C's refill runs in softirq, where it is stable).
+    unsafe { bindings::numa_mem_id() }
+}
+
+/// A page of a page pool, or a `net_iov` of a memory provider
+/// (`netmem_ref`), that the pool's user gave back: whoever holds a
+/// `Netmem` must recycle it (alloc cache or ring) or release it
+/// ([`PagePool::return_page`]).
+///
+/// # Invariants
+///
+/// `self.0` is a non-zero `netmem_ref` of a pool's page, on which the
+/// holder has the pool's ownership: it is in no alloc cache or ring.
+#[must_use = "a page left unrecycled and unreleased leaks from its pool"]
+pub struct Netmem(bindings::netmem_ref);
+
+impl Netmem {
+    /// Returns `true` for a `net_iov` of a memory provider (not a page).
+    pub fn is_net_iov(&self) -> bool {
+        self.0 & (bindings::NET_IOV as bindings::netmem_ref) != 0
+    }
+
+    /// Returns `true` if the pool holds the page's only reference, so it
+    /// may reuse it: always for a `net_iov`, whose provider counts.
+    pub fn is_sole_ref(&self) -> bool {
+        // SAFETY: A page we own (type invariant) is valid.
+        self.is_net_iov() || unsafe { bindings::netmem_page_ref_count(self.0) } == 1
+    }
+
+    /// Returns `true` if the page came from the emergency reserves
+    /// (`page_is_pfmemalloc()`): it must go back to the page allocator.
+    pub fn is_pfmemalloc(&self) -> bool {
+        // SAFETY: A page we own (type invariant) is valid.
+        !self.is_net_iov() && unsafe { bindings::netmem_page_is_pfmemalloc(self.0) }
+    }
+
+    /// Returns the NUMA node of the page, `None` for a `net_iov` (whose
+    /// provider chose its memory).
+    pub fn nid(&self) -> Option<i32> {
+        // SAFETY: A page we own (type invariant) is valid.
+        (!self.is_net_iov()).then(|| unsafe { bindings::netmem_page_nid(self.0) })
+    }
+
+    /// Returns the raw `netmem_ref`, e.g. to compare pages.
+    pub fn as_raw(&self) -> usize {
+        self.0 as usize
+    }
+
+    /// Gives up ownership without recycling or releasing.
+    fn into_raw(self) -> bindings::netmem_ref {
+        self.0
+    }
+}
+
+/// An allocation statistic (`struct page_pool_alloc_stats`).
+#[derive(Clone, Copy)]
+pub enum AllocStat {
+    /// Served from the alloc cache.
+    Fast,
+    /// Served by the page allocator, order 0.
+    Slow,
+    /// Served by the page allocator, higher order.
+    SlowHighOrder,
+    /// The ring was empty at a refill.
+    Empty,
+    /// Served by a refill from the ring.
+    Refill,
+    /// A page of another node was met in the ring and released.
+    Waive,
+}
+
+/// A recycling statistic (`struct page_pool_recycle_stats`), in the
+/// order of its fields.
+#[derive(Clone, Copy)]
+pub enum RecycleStat {
+    /// Recycled into the alloc cache.
+    Cached = 0,
+    /// The alloc cache was full.
+    CacheFull = 1,
+    /// Recycled into the ring.
+    Ring = 2,
+    /// The ring was full.
+    RingFull = 3,
+    /// Released because the page was shared or pfmemalloc.
+    ReleasedRefcnt = 4,
+}
+
+/// A page pool (`struct page_pool`), as its hooks see it.
+///
+/// # Invariants
+///
+/// A `&PagePool` is only made for a live pool inside a hook call.
+#[repr(transparent)]
+pub struct PagePool(Opaque<bindings::page_pool>);
+
+impl PagePool {
+    /// # Safety
+    ///
+    /// `ptr` must be a live page pool for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::page_pool) -> &'a Self {
+        // SAFETY: Transparent wrapper; validity is the caller's promise.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn as_ptr(&self) -> *mut bindings::page_pool {
+        self.0.get()
+    }
+
+    /// Returns the pool's NUMA node, [`NUMA_NO_NODE`] for "the consumer's".
+    /// `page_pool_update_nid()` changes it.
+    pub fn nid(&self) -> i32 {
+        // SAFETY: The pool is live (type invariant).
+        unsafe { bindings::page_pool_nid(self.as_ptr()) }
+    }
+
+    /// Gives `netmem` back to the page allocator (or its provider),
+    /// unmapping it (`page_pool_return_page()`).
+    pub fn return_page(&self, netmem: Netmem) {
+        // SAFETY: The pool is live and the page is ours (invariants); its
+        // ownership goes to the call.
+        unsafe { bindings::page_pool_hook_return_page(self.as_ptr(), netmem.into_raw()) };
+    }
+
+    /// Syncs the first `dma_sync_size` bytes of `netmem` for the device,
+    /// if the pool does DMA sync (`page_pool_dma_sync_for_device()`).
+    pub fn dma_sync_for_device(&self, netmem: &Netmem, dma_sync_size: u32) {
+        // SAFETY: The pool is live and the page is ours (invariants).
+        unsafe {
+            bindings::page_pool_hook_dma_sync_for_device(self.as_ptr(), netmem.0, dma_sync_size)
+        };
+    }
+
+    /// Adds `val` to a recycling statistic (per CPU, any context).
+    pub fn recycle_stat_add(&self, stat: RecycleStat, val: u64) {
+        // SAFETY: The pool is live (type invariant); the helper ignores
+        // unknown indices and compiles to nothing without statistics.
+        unsafe { bindings::page_pool_recycle_stat_add(self.as_ptr(), stat as u32, val) };
+    }
+
+    /// Counts one event of a recycling statistic.
+    pub fn recycle_stat_inc(&self, stat: RecycleStat) {
+        self.recycle_stat_add(stat, 1);
+    }
+
+    /// Locks the producer side of the pool's ring.
+    pub fn ring_producer(&self) -> RingProducer<'_> {
+        // SAFETY: The pool is live (type invariant).
+        let in_softirq = unsafe { bindings::page_pool_hook_producer_lock(self.as_ptr()) };
+        RingProducer {
+            pool: self,
+            in_softirq,
+        }
+    }
+}
+
+/// The producer side of a pool's ring, locked; unlocked on drop.
+pub struct RingProducer<'a> {
+    pool: &'a PagePool,
+    in_softirq: bool,
+}
+
+impl RingProducer<'_> {
+    /// Queues `netmem` in the ring, or hands it back if the ring is full.
+    pub fn produce(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
+        // SAFETY: The pool is live and we hold the producer lock; on
+        // success the ring owns the page.
+        let r = unsafe { bindings::page_pool_ring_produce(self.pool.as_ptr(), netmem.0) };
+        if r == 0 {
+            let _ = netmem.into_raw();
+            Ok(())
+        } else {
+            Err(netmem)
+        }
+    }
+}
+
+impl Drop for RingProducer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: Locked by `PagePool::ring_producer` with this flag.
+        unsafe { bindings::page_pool_hook_producer_unlock(self.pool.as_ptr(), self.in_softirq) };
+    }
+}
+
+/// The consumer side of a pool: its alloc cache, the alloc statistics and
+/// the consumer end of the ring.
+///
+/// # Invariants
+///
+/// Exists only inside a hook call made in the pool's consumer context
+/// (the refill, or a put with direct recycling allowed), where nothing
+/// else touches these; it cannot leave the call.
+pub struct AllocCache<'a> {
+    pool: &'a PagePool,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl AllocCache<'_> {
+    fn alloc(&self) -> *mut bindings::pp_alloc_cache {
+        // SAFETY: The pool is live; we only form the field's address.
+        unsafe { core::ptr::addr_of_mut!((*self.pool.as_ptr()).alloc) }
+    }
+
+    /// Returns the number of pages in the alloc cache.
+    pub fn count(&self) -> usize {
+        // SAFETY: The consumer context is ours (type invariant).
+        unsafe { (*self.alloc()).count as usize }
+    }
+
+    /// Returns `true` if the alloc cache holds [`PP_ALLOC_CACHE_SIZE`] pages.
+    pub fn is_full(&self) -> bool {
+        self.count() >= PP_ALLOC_CACHE_SIZE
+    }
+
+    /// Puts `netmem` in the alloc cache, or hands it back if full.
+    pub fn push(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
+        let n = self.count();
+        if n >= PP_ALLOC_CACHE_SIZE {
+            return Err(netmem);
+        }
+        // SAFETY: The consumer context is ours (type invariant) and `n` is
+        // within the array; the cache now owns the page.
+        unsafe {
+            (*self.alloc()).cache[n] = netmem.into_raw();
+            (*self.alloc()).count = n as u32 + 1;
+        }
+        Ok(())
+    }
+
+    /// Takes the most recently cached page.
+    pub fn pop(&mut self) -> Option<Netmem> {
+        let n = self.count().checked_sub(1)?;
+        // SAFETY: The consumer context is ours (type invariant); entries
+        // below `count` are pages the cache owns, which go to the caller.
+        unsafe {
+            (*self.alloc()).count = n as u32;
+            Some(Netmem((*self.alloc()).cache[n]))
+        }
+    }
+
+    /// Returns `true` if the ring is empty (`__ptr_ring_empty()`).
+    pub fn ring_is_empty(&self) -> bool {
+        // SAFETY: The consumer context is ours (type invariant).
+        unsafe { bindings::page_pool_ring_empty(self.pool.as_ptr()) }
+    }
+
+    /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
+    pub fn ring_consume(&mut self) -> Option<Netmem> {
+        // SAFETY: The consumer context is ours (type invariant), so the
+        // consumer end of the ring is; the page goes to the caller.
+        let netmem = unsafe { bindings::page_pool_ring_consume(self.pool.as_ptr()) };
+        // INVARIANT: A non-zero entry is a page the ring owned.
+        (netmem != 0).then_some(Netmem(netmem))
+    }
+
+    /// Counts one event of an allocation statistic.
+    pub fn alloc_stat_inc(&mut self, stat: AllocStat) {
+        #[cfg(CONFIG_PAGE_POOL_STATS)]
+        // SAFETY: The alloc statistics belong to the consumer context,
+        // which is ours (type invariant).
+        unsafe {
+            let s = &mut (*self.pool.as_ptr()).alloc_stats;
+            let c = match stat {
+                AllocStat::Fast => &mut s.fast,
+                AllocStat::Slow => &mut s.slow,
+                AllocStat::SlowHighOrder => &mut s.slow_high_order,
+                AllocStat::Empty => &mut s.empty,
+                AllocStat::Refill => &mut s.refill,
+                AllocStat::Waive => &mut s.waive,
+            };
+            *c += 1;
+        }
+        #[cfg(not(CONFIG_PAGE_POOL_STATS))]
+        let _ = stat;
+    }
+}
+
+/// The pages of one `page_pool_put_page_bulk()` call.
+///
+/// [`BulkPages::take_next`] yields the pages whose last reference this put
+/// dropped; [`BulkPages::keep`] stores pages to recycle in the ring back
+/// into the caller's array, which [`BulkPages::drain_kept`] then yields.
+///
+/// # Invariants
+///
+/// `data[..count]` are the caller's entries; `data[..kept]` hold
+/// `netmem_ref`s we own, `kept <= next <= count`, and `data[next..]` are
+/// untouched entries.
+pub struct BulkPages<'a> {
+    data: *mut *mut c_void,
+    count: usize,
+    next: usize,
+    kept: usize,
+    _p: PhantomData<&'a mut [*mut c_void]>,
+}
+
+impl BulkPages<'_> {
+    /// Takes the next page whose last pool reference this put dropped.
+    pub fn take_next(&mut self) -> Option<Netmem> {
+        while self.next < self.count {
+            // SAFETY: `next < count`: an untouched entry (type invariant).
+            let p = unsafe { *self.data.add(self.next) };
+            self.next += 1;
+            // SAFETY: `p` points into a page of this pool; the helper drops
+            // one pool reference and tells whether it was the last.
+            let netmem = unsafe { bindings::page_pool_bulk_unref(p) };
+            if netmem != 0 {
+                // INVARIANT: The last reference is gone: the page is ours.
+                return Some(Netmem(netmem));
+            }
+        }
+        None
+    }
+
+    /// Keeps `netmem` for the ring, in the caller's array.
+    pub fn keep(&mut self, netmem: Netmem) {
+        // `kept < next`: every kept page was taken, and took a slot.
+        debug_assert!(self.kept < self.next);
+        // SAFETY: `kept < next <= count`, a slot we consumed already.
+        unsafe { *self.data.add(self.kept) = netmem.into_raw() as *mut c_void };
+        self.kept += 1;
+    }
+
+    /// Returns the number of kept pages.
+    pub fn kept(&self) -> usize {
+        self.kept
+    }
+
+    /// Takes the kept pages back, in order.
+    pub fn drain_kept(&mut self) -> impl Iterator<Item = Netmem> + '_ {
+        let n = core::mem::replace(&mut self.kept, 0);
+        let data = self.data;
+        (0..n).map(move |i| {
+            // SAFETY: `i < kept`: a `netmem_ref` we stored and own; the
+            // count is reset, so each is yielded once.
+            Netmem(unsafe { *data.add(i) } as bindings::netmem_ref)
+        })
+    }
+}
+
+/// The recycle and refill path of every page pool.
+pub trait Hook: 'static {
+    /// Shown by `page_pool_hook_name()`.
+    const NAME: &'static CStr;
+
+    /// Refills the alloc cache from the ring and returns a page, or `None`
+    /// to have the pool allocate one (`page_pool_refill_alloc_cache()`).
+    /// Called with the alloc cache empty.
+    fn refill_alloc_cache(pool: &PagePool, cache: AllocCache<'_>) -> Option<Netmem>;
+
+    /// Recycles or releases `netmem`, whose last reference the pool's user
+    /// dropped (`page_pool_put_unrefed_netmem()`). `cache` is given when
+    /// direct recycling into the alloc cache is allowed.
+    fn put_unrefed(
+        pool: &PagePool,
+        netmem: Netmem,
+        dma_sync_size: u32,
+        cache: Option<AllocCache<'_>>,
+    );
+
+    /// Recycles or releases a batch (`page_pool_put_page_bulk()`).
+    fn put_bulk(pool: &PagePool, pages: BulkPages<'_>, cache: Option<AllocCache<'_>>);
+}
+
+struct Adapter<T: Hook>(PhantomData<T>);
+
+impl<T: Hook> Adapter<T> {
+    fn cache(pool: &PagePool, allowed: bool) -> Option<AllocCache<'_>> {
+        // INVARIANT: `allowed` is C's `allow_direct`: the consumer context.
+        allowed.then_some(AllocCache {
+            pool,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the page_pool core on a live pool, in its consumer
+    /// context, with the alloc cache empty.
+    unsafe extern "C" fn refill_alloc_cache(pool: *mut bindings::page_pool) -> bindings::netmem_ref {
+        // SAFETY: The pool is live for the call.
+        let pool = unsafe { PagePool::from_raw(pool) };
+        // INVARIANT: The refill runs in the consumer context.
+        let cache = AllocCache {
+            pool,
+            _not_send: PhantomData,
+        };
+        T::refill_alloc_cache(pool, cache).map_or(0, Netmem::into_raw)
+    }
+
+    /// # Safety
+    ///
+    /// Called by `page_pool_put_unrefed_netmem()` on a live pool with a
+    /// page whose last reference was dropped; `allow_direct` says whether
+    /// we run in the consumer context.
+    unsafe extern "C" fn put_unrefed(
+        pool: *mut bindings::page_pool,
+        netmem: bindings::netmem_ref,
+        dma_sync_size: u32,
+        allow_direct: bool,
+    ) {
+        // SAFETY: The pool is live for the call.
+        let pool = unsafe { PagePool::from_raw(pool) };
+        // INVARIANT: The caller gave up its last reference: the page is ours.
+        T::put_unrefed(
+            pool,
+            Netmem(netmem),
+            dma_sync_size,
+            Self::cache(pool, allow_direct),
+        );
+    }
+
+    /// # Safety
+    ///
+    /// Called by `page_pool_put_page_bulk()` on a live pool with `count`
+    /// entries in `data`, which we may overwrite.
+    unsafe extern "C" fn put_bulk(
+        pool: *mut bindings::page_pool,
+        data: *mut *mut c_void,
+        count: i32,
+        allow_direct: bool,
+    ) {
+        // SAFETY: The pool is live for the call.
+        let pool = unsafe { PagePool::from_raw(pool) };
+        // INVARIANT: Nothing consumed or kept yet.
+        let pages = BulkPages {
+            data,
+            count: count.max(0) as usize,
+            next: 0,
+            kept: 0,
+            _p: PhantomData,
+        };
+        T::put_bulk(pool, pages, Self::cache(pool, allow_direct));
+    }
+}
+
+/// The table registered for `T`: a constant, promoted to a static of the
+/// module, so it lives until the module is unloaded.
+struct Ops<T: Hook>(PhantomData<T>);
+
+impl<T: Hook> Ops<T> {
+    const OPS: bindings::page_pool_hook_ops = bindings::page_pool_hook_ops {
+        name: T::NAME.as_char_ptr(),
+        refill_alloc_cache: Some(Adapter::<T>::refill_alloc_cache),
+        put_unrefed: Some(Adapter::<T>::put_unrefed),
+        put_bulk: Some(Adapter::<T>::put_bulk),
+    };
+}
+
+/// A registered [`Hook`]: every page pool recycles through `T` until this
+/// is dropped, which switches back to the C path and waits for running
+/// hooks (`synchronize_rcu()`).
+///
+/// # Invariants
+///
+/// `ops` is the table registered with `page_pool_hook_register()`.
+pub struct Registration<T: Hook> {
+    ops: &'static bindings::page_pool_hook_ops,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: The registration holds a pointer to an immutable static table;
+// unregistering may happen on any thread.
+unsafe impl<T: Hook> Send for Registration<T> {}
+// SAFETY: `&Registration` allows nothing.
+unsafe impl<T: Hook> Sync for Registration<T> {}
+
+impl<T: Hook> Registration<T> {
+    /// Registers `T`; `EBUSY` if another hook is registered.
+    pub fn register() -> Result<Self> {
+        let ops: &'static bindings::page_pool_hook_ops = &Ops::<T>::OPS;
+        // SAFETY: `ops` is a static table of functions valid until `drop`
+        // unregisters it (a module is unloaded only after its `Drop`).
+        to_result(unsafe { bindings::page_pool_hook_register(ops) })?;
+        // INVARIANT: Registered above.
+        Ok(Self {
+            ops,
+            _p: PhantomData,
+        })
+    }
+}
+
+impl<T: Hook> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: Registered (type invariant). This switches every pool back
+        // to C and returns once no hook runs; pages stay with their pools.
+        unsafe { bindings::page_pool_hook_unregister(self.ops) };
+    }
+}

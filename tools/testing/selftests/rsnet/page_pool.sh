@@ -1,0 +1,328 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# page_pool's recycle and refill path in Rust (page_pool_rs, hooked in by
+# patches/0003-page-pool-hook.patch):
+#  1. page_pool_test (in-kernel KTAP module) on the C path, then on the Rust
+#     path: each of its results is a result here ("c: ...", "rust: ..."), and
+#     the final page_pool statistics of both runs must be identical;
+#  2. TCP through a veth pair whose receiver runs an XDP_PASS program (veth
+#     then copies each skb into page_pool pages), byte-exact, while
+#     page_pool_rs is unloaded and loaded again 50 times;
+#  3. after teardown no page pool holds pages (ynl netdev page-pool-get); a
+#     page held across its pool's destroy (netdevsim pp_hold) comes back
+#     through the Rust path and the pool goes away;
+#  4. page_pool_rs unloads.
+#
+# veth's page pools carry their netdev (patches/0005), so page-pool-get lists
+# them; their statistics are read with ethtool -S (rx_pp_*).
+
+. "$(dirname "$0")/lib.sh"
+set -u
+: "${RSNET_KSRC:?RSNET_KSRC must point at the kernel source}"
+HERE=$(dirname "$(readlink -f "$0")")
+XFER=(python3 "$HERE/tcp_xfer.py")
+XDP=(python3 "$HERE/xdp_pass.py")
+YNL=(python3 "$RSNET_KSRC/tools/net/ynl/cli.py" --no-schema --output-json
+     --spec "$RSNET_KSRC/Documentation/netlink/specs/netdev.yaml")
+A=rsnet-ppa
+B=rsnet-ppb
+VA=veth-ppa
+VB=veth-ppb
+ADDR_A=10.77.0.1
+ADDR_B=10.77.0.2
+PORT=5311
+CYCLES=50
+SIZES="1048576 1048576"
+NSIM_ID=7311
+NUMA_CHECK=/proc/sys/rsnet/page_pool/numa_check
+PP_CASES=34	# page_pool_test's plan, if a run prints none
+TMP=$(mktemp -d /tmp/rsnet-pp.XXXXXX)
+pids=()
+spid=""
+server=""
+nsim_made=0
+nsim_loaded=0
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del $A 2>/dev/null
+	ip netns del $B 2>/dev/null
+	[ $nsim_made = 1 ] && echo $NSIM_ID >/sys/bus/netdevsim/del_device 2>/dev/null
+	[ $nsim_loaded = 1 ] && modprobe -r netdevsim 2>/dev/null
+	modprobe -r page_pool_test 2>/dev/null
+	modprobe -r page_pool_rs 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# run_pp_test NAME: load page_pool_test (it runs at init), keep the last
+# KTAP block it logged in $TMP/NAME.ktap, unload it; the modprobe status.
+run_pp_test() {
+	local out=$TMP/$1.ktap rc
+	: >"$out"
+	modprobe -r page_pool_test 2>/dev/null
+	# Still loaded, a modprobe would not run it: no stale results.
+	[ -e /sys/module/page_pool_test ] && return 1
+	modprobe page_pool_test
+	rc=$?
+	[ $rc = 0 ] || return $rc
+	dmesg | sed -n 's/^\(\[[^]]*\] *\)*page_pool_test: //p' |
+		awk '/^KTAP version 1$/ { n = 0 } { l[n++] = $0 }
+		     END { for (i = 0; i < n; i++) print l[i] }' >"$out"
+	modprobe -r page_pool_test 2>/dev/null
+	return 0
+}
+
+# plan_of FILE: N of the "1..N" line, or nothing.
+plan_of() { sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$1" | head -1; }
+
+# emit PREFIX FILE N: the results 1..N of a page_pool_test run as results of
+# this test, after its diagnostic lines; a missing result is a failure.
+emit() {
+	local prefix=$1 file=$2 n=$3 i line desc
+	while IFS= read -r line; do
+		ktap_print_msg "$prefix: ${line#\# }"
+	done < <(grep '^# ' "$file")
+	grep -qx '# done' "$file" || ktap_print_msg "$prefix: the run did not finish"
+	for i in $(seq 1 "$n"); do
+		line=$(grep -E "^(not )?ok $i " "$file" | head -1)
+		if [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ ?(.*)$ ]]; then
+			ktap_test_skip "$prefix: ${BASH_REMATCH[1]} (${BASH_REMATCH[2]})"
+		elif [[ $line =~ ^ok\ [0-9]+\ (.*)$ ]]; then
+			ktap_test_pass "$prefix: ${BASH_REMATCH[1]}"
+		elif [[ $line =~ ^not\ ok\ [0-9]+\ (.*)$ ]]; then
+			ktap_test_fail "$prefix: ${BASH_REMATCH[1]}"
+		else
+			ktap_test_fail "$prefix: page_pool_test result $i missing"
+		fi
+	done
+}
+
+# pools_busy NETNS IFINDEX...: page pools listed by page-pool-get in NETNS
+# ("" for this one) that hold pages and either belong to one of the
+# IFINDEXes or were destroyed (detach-time); one line each, nothing if none.
+pools_busy() {
+	local ns=$1
+	shift
+	{ if [ -n "$ns" ]; then ip netns exec "$ns" "${YNL[@]}" --dump page-pool-get
+	  else "${YNL[@]}" --dump page-pool-get; fi; } 2>&1 |
+	python3 -c '
+import json, sys
+ifx = {int(i) for i in sys.argv[1:]}
+text = sys.stdin.read()
+try:
+    pools = json.loads(text)
+except ValueError:
+    print("page-pool-get failed: " + " ".join(text.split())[:200])
+    sys.exit()
+for p in pools:
+    if p.get("inflight", 0) > 0 and (p.get("ifindex") in ifx or "detach-time" in p):
+        print("pool id %s ifindex %s inflight %s%s" % (p.get("id"),
+              p.get("ifindex", "-"), p["inflight"],
+              " detached" if "detach-time" in p else ""))
+' "$@"
+}
+
+# no_busy_pools NETNS IFINDEX...: pools_busy is empty within 5 s (a destroyed
+# pool is retried once a second).
+no_busy_pools() {
+	local i out=""
+	for i in $(seq 1 10); do
+		out=$(pools_busy "$@")
+		[ -z "$out" ] && return 0
+		sleep 0.5
+	done
+	while IFS= read -r i; do ktap_print_msg "$i"; done <<<"$out"
+	return 1
+}
+
+# pools_of IFINDEX [NETNS]: "COUNT INFLIGHT DETACHED" of the page pools of
+# IFINDEX.
+pools_of() {
+	{ if [ -n "${2:-}" ]; then ip netns exec "$2" "${YNL[@]}" --dump page-pool-get
+	  else "${YNL[@]}" --dump page-pool-get; fi; } 2>/dev/null | python3 -c '
+import json, sys
+try:
+    pools = [p for p in json.load(sys.stdin) if p.get("ifindex") == int(sys.argv[1])]
+except ValueError:
+    pools = []
+print(len(pools), sum(p.get("inflight", 0) for p in pools),
+      sum("detach-time" in p for p in pools))
+' "$1"
+}
+
+ktap_print_header
+modprobe -r page_pool_rs 2>/dev/null
+c_rc=0
+run_pp_test c || c_rc=$?
+n=$(plan_of "$TMP/c.ktap")
+n=${n:-$PP_CASES}
+ktap_set_plan $((20 + 2 * n))
+
+# 1. page_pool_test on the C path, then on the Rust path.
+expect_eq "modprobe page_pool_test on the C path" 0 "$c_rc"
+expect_eq "C run: page_pool_hook_name() is c" c \
+	"$(sed -n 's/^# hook: //p' "$TMP/c.ktap")"
+emit c "$TMP/c.ktap" "$n"
+
+check "modprobe page_pool_rs" modprobe page_pool_rs
+expect_eq "numa_check defaults to 1" 1 "$(cat $NUMA_CHECK 2>&1)"
+rs_rc=0
+run_pp_test rust || rs_rc=$?
+expect_eq "modprobe page_pool_test on the Rust path" 0 "$rs_rc"
+expect_eq "Rust run: page_pool_hook_name() is rust" rust \
+	"$(sed -n 's/^# hook: //p' "$TMP/rust.ktap")"
+emit rust "$TMP/rust.ktap" "$n"
+
+grep '^# stats' "$TMP/c.ktap" >"$TMP/c.stats"
+grep '^# stats' "$TMP/rust.ktap" >"$TMP/rust.stats"
+if [ -s "$TMP/c.stats" ] && cmp -s "$TMP/c.stats" "$TMP/rust.stats"; then
+	ktap_test_pass "page_pool statistics identical on the C and the Rust path"
+else
+	while IFS= read -r line; do ktap_print_msg "$line"; done \
+		< <(diff "$TMP/c.stats" "$TMP/rust.stats")
+	ktap_test_fail "page_pool statistics identical on the C and the Rust path"
+fi
+
+# 2. TCP over veth with XDP_PASS on the receiver, page_pool_rs cycling.
+setup_veth() {
+	ip netns add $A && ip netns add $B &&
+	ip link add $VA netns $A type veth peer name $VB netns $B &&
+	ip -n $A addr add $ADDR_A/24 dev $VA && ip -n $A link set $VA up &&
+	ip -n $A link set lo up &&
+	ip -n $B addr add $ADDR_B/24 dev $VB && ip -n $B link set $VB up &&
+	ip -n $B link set lo up &&
+	ip netns exec $B "${XDP[@]}" attach $VB
+}
+check "veth pair between two netns, XDP_PASS on the receiver" setup_veth
+
+ip netns exec $B "${XFER[@]}" serve $ADDR_B $PORT &
+server=$!
+pids+=("$server")
+for i in $(seq 1 50); do
+	ip netns exec $B ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
+	sleep 0.2
+done
+
+xfers=0
+xfer_bad=0
+cyc_bad=0
+start_sender() {
+	# shellcheck disable=SC2086 # SIZES is a list
+	ip netns exec $A "${XFER[@]}" send $ADDR_B $PORT send $SIZES \
+		>>"$TMP/xfer.log" 2>&1 &
+	spid=$!
+	pids+=("$spid")
+}
+reap_sender() {
+	if wait "$spid"; then
+		xfers=$((xfers + 1))
+	else
+		xfer_bad=$((xfer_bad + 1))
+	fi
+}
+start_sender
+for i in $(seq 1 $CYCLES); do
+	modprobe -r page_pool_rs || cyc_bad=$((cyc_bad + 1))
+	modprobe page_pool_rs || cyc_bad=$((cyc_bad + 1))
+	if ! kill -0 "$spid" 2>/dev/null; then
+		reap_sender
+		start_sender
+	fi
+done
+reap_sender
+expect_eq "$CYCLES unload/load cycles of page_pool_rs under traffic" 0 "$cyc_bad"
+[ "$xfer_bad" = 0 ] || while IFS= read -r line; do ktap_print_msg "$line"; done \
+	< <(grep -v ' OK$' "$TMP/xfer.log" | head -10)
+check "TCP over the XDP veth byte-exact during the cycles ($xfers transfers, $xfer_bad bad)" \
+	test "$xfer_bad" = 0 -a "$xfers" -gt 0
+
+declare -A pp=()
+while read -r key val; do
+	pp[${key%:}]=$val
+done < <(ip netns exec $B ethtool -S $VB 2>/dev/null | grep -E '^ *rx_pp_')
+ktap_print_msg "$VB page pools: alloc fast=${pp[rx_pp_alloc_fast]:--}" \
+	"slow=${pp[rx_pp_alloc_slow]:--} empty=${pp[rx_pp_alloc_empty]:--}" \
+	"refill=${pp[rx_pp_alloc_refill]:--} waive=${pp[rx_pp_alloc_waive]:--}" \
+	"recycle cached=${pp[rx_pp_recycle_cached]:--}" \
+	"cache_full=${pp[rx_pp_recycle_cache_full]:--}" \
+	"ring=${pp[rx_pp_recycle_ring]:--} ring_full=${pp[rx_pp_recycle_ring_full]:--}" \
+	"released_ref=${pp[rx_pp_recycle_released_ref]:--}"
+check "the veth page pools handed out pages (rx_pp_alloc_fast + slow > 0)" \
+	test $((${pp[rx_pp_alloc_fast]:-0} + ${pp[rx_pp_alloc_slow]:-0})) -gt 0
+check "pages came back to the veth page pools (rx_pp_recycle_cached + ring > 0)" \
+	test $((${pp[rx_pp_recycle_cached]:-0} + ${pp[rx_pp_recycle_ring]:-0})) -gt 0
+
+ifx_b=$(ip netns exec $B cat /sys/class/net/$VB/ifindex 2>/dev/null)
+read -r cnt infl det < <(pools_of "${ifx_b:-0}" $B)
+check "ynl page-pool-get lists the receiver's page pools ($cnt pools, $infl pages in flight)" \
+	test "${cnt:-0}" -ge 1
+
+# Teardown: the sockets go, then XDP (veth destroys its pools), then the
+# netns.
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+check "XDP program detached from the receiver" \
+	ip netns exec $B "${XDP[@]}" detach $VB
+ifx_b=$(ip netns exec $B cat /sys/class/net/$VB/ifindex 2>/dev/null)
+ifx_a=$(ip netns exec $A cat /sys/class/net/$VA/ifindex 2>/dev/null)
+check "no page pool of the veth pair holds pages after XDP detach (ynl page-pool-get)" \
+	no_busy_pools $B "${ifx_b:-0}" "${ifx_a:-0}"
+ip netns del $A
+ip netns del $B
+check "no destroyed page pool holds pages after the netns are gone" \
+	no_busy_pools ""
+
+# 3. A page pool netlink can see: netdevsim's, with a page held across the
+# pool's destroy and given back through page_pool_rs.
+nsim_setup() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	if [ ! -d /sys/bus/netdevsim ]; then
+		modprobe netdevsim || return 1
+		nsim_loaded=1
+	fi
+	echo "$NSIM_ID 1" >/sys/bus/netdevsim/new_device || return 1
+	nsim_made=1
+	udevadm settle --timeout=5 2>/dev/null
+	nsim_dev=$(ls /sys/bus/netdevsim/devices/netdevsim$NSIM_ID/net/ 2>/dev/null | head -1)
+	[ -n "$nsim_dev" ] && ip link set dev "$nsim_dev" up
+}
+nsim_gone() {
+	local i
+	for i in $(seq 1 10); do
+		read -r cnt infl det < <(pools_of "$nsim_ifx")
+		[ "$cnt" = 0 ] && return 0
+		sleep 0.5
+	done
+	ktap_print_msg "netdevsim pools: $cnt, inflight $infl, detached $det"
+	return 1
+}
+nsim_dev=""
+if nsim_setup; then
+	nsim_ifx=$(cat /sys/class/net/"$nsim_dev"/ifindex)
+	hold=/sys/kernel/debug/netdevsim/netdevsim$NSIM_ID/ports/0/pp_hold
+	ktap_print_msg "netdevsim $nsim_dev (ifindex $nsim_ifx), page_pool_rs refcnt $(module_refcnt page_pool_rs)"
+	echo y >"$hold"
+	read -r cnt infl det < <(pools_of "$nsim_ifx")
+	check "netdevsim: its page pool lists the held page (pools $cnt, inflight $infl)" \
+		test "$cnt" -ge 1 -a "$infl" -ge 1
+	ip link set dev "$nsim_dev" down
+	read -r cnt infl det < <(pools_of "$nsim_ifx")
+	check "netdevsim down: the destroyed pool stays, detached, holding 1 page (pools $cnt, inflight $infl, detached $det)" \
+		test "$cnt" = 1 -a "$det" = 1 -a "$infl" = 1
+	echo n >"$hold"
+	check "the page given back through page_pool_rs frees the destroyed pool" nsim_gone
+	echo $NSIM_ID >/sys/bus/netdevsim/del_device && nsim_made=0
+else
+	ktap_print_msg "netdevsim unavailable (CONFIG_NETDEVSIM, debugfs)"
+	ktap_test_skip "netdevsim: its page pool lists the held page"
+	ktap_test_skip "netdevsim down: the destroyed pool stays, detached, holding 1 page"
+	ktap_test_skip "the page given back through page_pool_rs frees the destroyed pool"
+fi
+
+# 4.
+check "modprobe -r page_pool_rs at the end" modprobe -r page_pool_rs
+ktap_finished
