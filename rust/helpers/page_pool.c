@@ -17,16 +17,6 @@ int rust_helper_numa_mem_id(void)
 	return numa_mem_id();
 }
 
-int rust_helper_netmem_page_ref_count(netmem_ref netmem)
-{
-	return page_ref_count(netmem_to_page(netmem));
-}
-
-bool rust_helper_netmem_page_is_pfmemalloc(netmem_ref netmem)
-{
-	return page_is_pfmemalloc(netmem_to_page(netmem));
-}
-
 int rust_helper_netmem_page_nid(netmem_ref netmem)
 {
 	return page_to_nid(netmem_to_page(netmem));

@@ -14,6 +14,103 @@ say() { echo "$*" | tee -a "$out"; }
 med() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.3f}' if b else 'n/a')" "$1" "$2"; }
 
+# --- page_pool: recycle paths, C against Rust --------------------------------
+# page_pool_bench prints one line per run, e.g.
+# "page_pool_bench: path=c fast_ns=.. fast_cycles=.. ring_ns=.. ..."
+pp_run() { # IMPL [PARAMS] -> the module's result line
+	if [ "$1" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
+	shift
+	dmesg -C
+	modprobe page_pool_bench "$@" && modprobe -r page_pool_bench
+	dmesg | sed -n 's/.*page_pool_bench: //p' | tail -1
+}
+field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+say "page_pool: alloc + put per operation (page_pool_bench, loops=100000)"
+say ""
+say "===========  ==========  ==========  ===========  =========  =========="
+say "path         C ns        Rust ns     Rust/C ns    C cycles   Rust cycles"
+say "===========  ==========  ==========  ===========  =========  =========="
+declare -A PC PR
+for i in $(seq "$ROUNDS"); do
+	lc=$(pp_run c); lr=$(pp_run rust)
+	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
+	for p in fast ring slow; do
+		PC[$p.ns]+=" $(field ${p}_ns "$lc")"; PR[$p.ns]+=" $(field ${p}_ns "$lr")"
+		PC[$p.cy]+=" $(field ${p}_cycles "$lc")"; PR[$p.cy]+=" $(field ${p}_cycles "$lr")"
+	done
+done
+for p in fast ring slow; do
+	# shellcheck disable=SC2086
+	{ nc=$(med ${PC[$p.ns]}); nr=$(med ${PR[$p.ns]}); cc=$(med ${PC[$p.cy]}); cr=$(med ${PR[$p.cy]}); }
+	say "$(printf '%-11s  %-10.1f  %-10.1f  %-11s  %-9.0f  %.0f' "$p" "$nc" "$nr" "$(ratio "$nr" "$nc")" "$cc" "$cr")"
+done
+say "===========  ==========  ==========  ===========  =========  =========="
+say ""
+say "page_pool: far NUMA (pool filled on node 0, used from node 1): local pages handed out"
+say ""
+say "=======================  ===========  ========"
+say "path                     local pages  waive"
+say "=======================  ===========  ========"
+for cfg in c rust rust-off; do
+	loc=(); wv=()
+	for i in $(seq "$ROUNDS"); do
+		case $cfg in
+		c) l=$(pp_run c numa=1) ;;
+		rust) l=$(pp_run rust numa=1) ;;
+		rust-off) modprobe page_pool_rs; sysctl -q -w rsnet.page_pool.numa_check=0
+			l=$(pp_run rust numa=1); sysctl -q -w rsnet.page_pool.numa_check=1 ;;
+		esac
+		loc+=("$(field local_pct "$l")"); wv+=("$(field waive "$l")")
+	done
+	echo "# raw numa $cfg: local ${loc[*]} waive ${wv[*]}" >>"$res/raw.txt"
+	say "$(printf '%-23s  %-11s  %s' "$cfg" "$(med "${loc[@]}")%" "$(med "${wv[@]}")")"
+done
+say "=======================  ===========  ========"
+say "(rust-off: /proc/sys/rsnet/page_pool/numa_check=0, the rule turned off)"
+modprobe -r page_pool_rs 2>/dev/null
+say ""
+
+# --- tcp_tx_skb_cache: loopback throughput and skb allocations ------------------
+modprobe tcp_tx_skb_cache
+slab=/sys/kernel/slab/skbuff_fclone_cache
+allocs() { echo $(($(awk '{print $1}' $slab/alloc_fastpath) + $(awk '{print $1}' $slab/alloc_slowpath))); }
+iperf3 -s -D -1 >/dev/null 2>&1 || true
+tput() { # ON FLOWS -> "Mbit/s allocs_per_MB"
+	sysctl -q -w net.ipv4.tcp_tx_skb_cache="$1"
+	iperf3 -s -D -1 -p 5299 >/dev/null 2>&1
+	sleep 0.5
+	local a0 a1 j
+	a0=$(allocs)
+	j=$(iperf3 -c 127.0.0.1 -p 5299 -t 4 -P "$2" -J 2>/dev/null)
+	a1=$(allocs)
+	python3 -c "
+import json,sys
+d=json.loads(sys.argv[1]); e=d['end']['sum_sent']
+mb=e['bytes']/1e6
+print(f\"{e['bits_per_second']/1e6:.1f} {(int(sys.argv[2])-int(sys.argv[3]))/mb:.2f}\")" "$j" "$a1" "$a0"
+}
+say "tcp_tx_skb_cache: iperf3 over loopback, cache off vs on"
+say "(throughput ratio on/off; skbuff_fclone_cache slab allocations per MB sent)"
+say ""
+say "=====  ==========  ==========  =====  ==============  =============="
+say "flows  off Mbit/s  on Mbit/s   on/off  off allocs/MB   on allocs/MB"
+say "=====  ==========  ==========  =====  ==============  =============="
+for flows in 1 2; do
+	off=(); on=(); aoff=(); aon=()
+	for i in $(seq "$ROUNDS"); do
+		read -r t a <<<"$(tput 0 $flows)"; off+=("$t"); aoff+=("$a")
+		read -r t a <<<"$(tput 1 $flows)"; on+=("$t"); aon+=("$a")
+	done
+	echo "# raw flows $flows off: ${off[*]} on: ${on[*]} allocs off: ${aoff[*]} on: ${aon[*]}" >>"$res/raw.txt"
+	moff=$(med "${off[@]}"); mon=$(med "${on[@]}")
+	say "$(printf '%-5s  %-10s  %-10s  %-5s  %-14s  %s' "$flows" "$moff" "$mon" "$(ratio "$mon" "$moff")" \
+		"$(med "${aoff[@]}")" "$(med "${aon[@]}")")"
+done
+say "=====  ==========  ==========  =====  ==============  =============="
+sysctl -q -w net.ipv4.tcp_tx_skb_cache=0
+modprobe -r tcp_tx_skb_cache
+say ""
+
 ip link add fqbench type dummy && ip link set fqbench up
 ip addr add 10.66.0.1/24 dev fqbench
 fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
@@ -85,100 +182,4 @@ say "=====  ========  ========  ===================  ==================="
 say ""
 fq_unload_all
 
-# --- tcp_tx_skb_cache: loopback throughput and skb allocations ------------------
-modprobe tcp_tx_skb_cache
-slab=/sys/kernel/slab/skbuff_fclone_cache
-allocs() { echo $(($(awk '{print $1}' $slab/alloc_fastpath) + $(awk '{print $1}' $slab/alloc_slowpath))); }
-iperf3 -s -D -1 >/dev/null 2>&1 || true
-tput() { # ON FLOWS -> "Mbit/s allocs_per_MB"
-	sysctl -q -w net.ipv4.tcp_tx_skb_cache="$1"
-	iperf3 -s -D -1 -p 5299 >/dev/null 2>&1
-	sleep 0.5
-	local a0 a1 j
-	a0=$(allocs)
-	j=$(iperf3 -c 127.0.0.1 -p 5299 -t 4 -P "$2" -J 2>/dev/null)
-	a1=$(allocs)
-	python3 -c "
-import json,sys
-d=json.loads(sys.argv[1]); e=d['end']['sum_sent']
-mb=e['bytes']/1e6
-print(f\"{e['bits_per_second']/1e6:.1f} {(int(sys.argv[2])-int(sys.argv[3]))/mb:.2f}\")" "$j" "$a1" "$a0"
-}
-say "tcp_tx_skb_cache: iperf3 over loopback, cache off vs on"
-say "(throughput ratio on/off; skbuff_fclone_cache slab allocations per MB sent)"
-say ""
-say "=====  ==========  ==========  =====  ==============  =============="
-say "flows  off Mbit/s  on Mbit/s   on/off  off allocs/MB   on allocs/MB"
-say "=====  ==========  ==========  =====  ==============  =============="
-for flows in 1 2; do
-	off=(); on=(); aoff=(); aon=()
-	for i in $(seq "$ROUNDS"); do
-		read -r t a <<<"$(tput 0 $flows)"; off+=("$t"); aoff+=("$a")
-		read -r t a <<<"$(tput 1 $flows)"; on+=("$t"); aon+=("$a")
-	done
-	echo "# raw flows $flows off: ${off[*]} on: ${on[*]} allocs off: ${aoff[*]} on: ${aon[*]}" >>"$res/raw.txt"
-	moff=$(med "${off[@]}"); mon=$(med "${on[@]}")
-	say "$(printf '%-5s  %-10s  %-10s  %-5s  %-14s  %s' "$flows" "$moff" "$mon" "$(ratio "$mon" "$moff")" \
-		"$(med "${aoff[@]}")" "$(med "${aon[@]}")")"
-done
-say "=====  ==========  ==========  =====  ==============  =============="
-sysctl -q -w net.ipv4.tcp_tx_skb_cache=0
-modprobe -r tcp_tx_skb_cache
-say ""
-
-# --- page_pool: recycle paths, C against Rust --------------------------------
-# page_pool_bench prints one line per run, e.g.
-# "page_pool_bench: path=c fast_ns=.. fast_cycles=.. ring_ns=.. ..."
-pp_run() { # IMPL [PARAMS] -> the module's result line
-	if [ "$1" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
-	shift
-	dmesg -C
-	modprobe page_pool_bench "$@" && modprobe -r page_pool_bench
-	dmesg | sed -n 's/.*page_pool_bench: //p' | tail -1
-}
-field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
-say "page_pool: alloc + put per operation (page_pool_bench, loops=100000)"
-say ""
-say "===========  ==========  ==========  ===========  =========  =========="
-say "path         C ns        Rust ns     Rust/C ns    C cycles   Rust cycles"
-say "===========  ==========  ==========  ===========  =========  =========="
-declare -A PC PR
-for i in $(seq "$ROUNDS"); do
-	lc=$(pp_run c); lr=$(pp_run rust)
-	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
-	for p in fast ring slow; do
-		PC[$p.ns]+=" $(field ${p}_ns "$lc")"; PR[$p.ns]+=" $(field ${p}_ns "$lr")"
-		PC[$p.cy]+=" $(field ${p}_cycles "$lc")"; PR[$p.cy]+=" $(field ${p}_cycles "$lr")"
-	done
-done
-for p in fast ring slow; do
-	# shellcheck disable=SC2086
-	{ nc=$(med ${PC[$p.ns]}); nr=$(med ${PR[$p.ns]}); cc=$(med ${PC[$p.cy]}); cr=$(med ${PR[$p.cy]}); }
-	say "$(printf '%-11s  %-10.1f  %-10.1f  %-11s  %-9.0f  %.0f' "$p" "$nc" "$nr" "$(ratio "$nr" "$nc")" "$cc" "$cr")"
-done
-say "===========  ==========  ==========  ===========  =========  =========="
-say ""
-say "page_pool: far NUMA (pool filled on node 0, used from node 1): local pages handed out"
-say ""
-say "=======================  ===========  ========"
-say "path                     local pages  waive"
-say "=======================  ===========  ========"
-for cfg in c rust rust-off; do
-	loc=(); wv=()
-	for i in $(seq "$ROUNDS"); do
-		case $cfg in
-		c) l=$(pp_run c numa=1) ;;
-		rust) l=$(pp_run rust numa=1) ;;
-		rust-off) modprobe page_pool_rs; sysctl -q -w rsnet.page_pool.numa_check=0
-			l=$(pp_run rust numa=1); sysctl -q -w rsnet.page_pool.numa_check=1 ;;
-		esac
-		loc+=("$(field local_pct "$l")"); wv+=("$(field waive "$l")")
-	done
-	echo "# raw numa $cfg: local ${loc[*]} waive ${wv[*]}" >>"$res/raw.txt"
-	say "$(printf '%-23s  %-11s  %s' "$cfg" "$(med "${loc[@]}")%" "$(med "${wv[@]}")")"
-done
-say "=======================  ===========  ========"
-say "(rust-off: /proc/sys/rsnet/page_pool/numa_check=0, the rule turned off)"
-modprobe -r page_pool_rs 2>/dev/null
-say ""
 say "Reproduce: make bench ROUNDS=$ROUNDS (one VM boot; C and Rust, off and on, alternate)."

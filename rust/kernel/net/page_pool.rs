@@ -28,7 +28,12 @@ pub const PP_ALLOC_CACHE_SIZE: usize = bindings::PP_ALLOC_CACHE_SIZE as usize;
 /// How far a refill fills the alloc cache (`PP_ALLOC_CACHE_REFILL`).
 pub const PP_ALLOC_CACHE_REFILL: usize = bindings::PP_ALLOC_CACHE_REFILL as usize;
 
+/// Bit of `page->lru.next` (`pp_magic` for pool pages) that marks a
+/// pfmemalloc page (`page_is_pfmemalloc()`).
+const PFMEMALLOC_BIT: crate::ffi::c_ulong = 1 << 1;
+
 /// Returns the memory node of the current CPU (`numa_mem_id()`).
+#[inline]
 pub fn numa_mem_id() -> i32 {
     // SAFETY: No precondition; the value may be stale once preemptible,
     // which callers accept (C's refill runs in softirq, where it is stable).
@@ -49,37 +54,59 @@ pub struct Netmem(bindings::netmem_ref);
 
 impl Netmem {
     /// Returns `true` for a `net_iov` of a memory provider (not a page).
+    #[inline]
     pub fn is_net_iov(&self) -> bool {
         self.0 & (bindings::NET_IOV as bindings::netmem_ref) != 0
     }
 
+    /// The `struct page` of a netmem that is not a `net_iov`
+    /// (`netmem_to_page()`: the same address).
+    #[inline]
+    fn page(&self) -> *mut bindings::page {
+        self.0 as *mut bindings::page
+    }
+
     /// Returns `true` if the pool holds the page's only reference, so it
     /// may reuse it: always for a `net_iov`, whose provider counts.
+    #[inline]
     pub fn is_sole_ref(&self) -> bool {
-        // SAFETY: A page we own (type invariant) is valid.
-        self.is_net_iov() || unsafe { bindings::netmem_page_ref_count(self.0) } == 1
+        // SAFETY: A page we own (type invariant) is valid; the count is an
+        // atomic that others may change, read once (`page_ref_count()`).
+        self.is_net_iov()
+            || unsafe { core::ptr::read_volatile(&(*self.page())._refcount.counter) } == 1
     }
 
     /// Returns `true` if the page came from the emergency reserves
     /// (`page_is_pfmemalloc()`): it must go back to the page allocator.
+    #[inline]
     pub fn is_pfmemalloc(&self) -> bool {
-        // SAFETY: A page we own (type invariant) is valid.
-        !self.is_net_iov() && unsafe { bindings::netmem_page_is_pfmemalloc(self.0) }
+        // SAFETY: A page we own (type invariant) is valid. For page_pool
+        // pages `pp_magic` is the word `page_is_pfmemalloc()` reads
+        // (`lru.next`), where the page allocator leaves bit 1 set for a
+        // pfmemalloc page and page_pool keeps it (see `PP_SIGNATURE`).
+        !self.is_net_iov()
+            && unsafe {
+                core::ptr::read_volatile(&(*self.page()).__bindgen_anon_1.__bindgen_anon_2.pp_magic)
+            } & PFMEMALLOC_BIT
+                != 0
     }
 
     /// Returns the NUMA node of the page, `None` for a `net_iov` (whose
     /// provider chose its memory).
+    #[inline]
     pub fn nid(&self) -> Option<i32> {
         // SAFETY: A page we own (type invariant) is valid.
         (!self.is_net_iov()).then(|| unsafe { bindings::netmem_page_nid(self.0) })
     }
 
     /// Returns the raw `netmem_ref`, e.g. to compare pages.
+    #[inline]
     pub fn as_raw(&self) -> usize {
         self.0 as usize
     }
 
     /// Gives up ownership without recycling or releasing.
+    #[inline]
     fn into_raw(self) -> bindings::netmem_ref {
         self.0
     }
@@ -103,7 +130,7 @@ pub enum AllocStat {
 }
 
 /// A recycling statistic (`struct page_pool_recycle_stats`), in the
-/// order of its fields.
+/// order of its fields (checked at build time below).
 #[derive(Clone, Copy)]
 pub enum RecycleStat {
     /// Recycled into the alloc cache.
@@ -118,6 +145,17 @@ pub enum RecycleStat {
     ReleasedRefcnt = 4,
 }
 
+#[cfg(CONFIG_PAGE_POOL_STATS)]
+const _: () = {
+    use core::mem::offset_of;
+    type S = bindings::page_pool_recycle_stats;
+    assert!(offset_of!(S, cached) == RecycleStat::Cached as usize * 8);
+    assert!(offset_of!(S, cache_full) == RecycleStat::CacheFull as usize * 8);
+    assert!(offset_of!(S, ring) == RecycleStat::Ring as usize * 8);
+    assert!(offset_of!(S, ring_full) == RecycleStat::RingFull as usize * 8);
+    assert!(offset_of!(S, released_refcnt) == RecycleStat::ReleasedRefcnt as usize * 8);
+};
+
 /// A page pool (`struct page_pool`), as its hooks see it.
 ///
 /// # Invariants
@@ -130,17 +168,20 @@ impl PagePool {
     /// # Safety
     ///
     /// `ptr` must be a live page pool for `'a`.
+    #[inline]
     unsafe fn from_raw<'a>(ptr: *mut bindings::page_pool) -> &'a Self {
         // SAFETY: Transparent wrapper; validity is the caller's promise.
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     fn as_ptr(&self) -> *mut bindings::page_pool {
         self.0.get()
     }
 
     /// Returns the pool's NUMA node, [`NUMA_NO_NODE`] for "the consumer's".
     /// `page_pool_update_nid()` changes it.
+    #[inline]
     pub fn nid(&self) -> i32 {
         // SAFETY: The pool is live (type invariant).
         unsafe { bindings::page_pool_nid(self.as_ptr()) }
@@ -148,6 +189,7 @@ impl PagePool {
 
     /// Gives `netmem` back to the page allocator (or its provider),
     /// unmapping it (`page_pool_return_page()`).
+    #[inline]
     pub fn return_page(&self, netmem: Netmem) {
         // SAFETY: The pool is live and the page is ours (invariants); its
         // ownership goes to the call.
@@ -156,7 +198,13 @@ impl PagePool {
 
     /// Syncs the first `dma_sync_size` bytes of `netmem` for the device,
     /// if the pool does DMA sync (`page_pool_dma_sync_for_device()`).
+    #[inline]
     pub fn dma_sync_for_device(&self, netmem: &Netmem, dma_sync_size: u32) {
+        // SAFETY: The pool is live (type invariant); C reads the flag the
+        // same way before syncing, and rechecks it under RCU.
+        if !unsafe { (*self.as_ptr()).dma_sync() } {
+            return;
+        }
         // SAFETY: The pool is live and the page is ours (invariants).
         unsafe {
             bindings::page_pool_hook_dma_sync_for_device(self.as_ptr(), netmem.0, dma_sync_size)
@@ -164,18 +212,40 @@ impl PagePool {
     }
 
     /// Adds `val` to a recycling statistic (per CPU, any context).
+    #[inline]
     pub fn recycle_stat_add(&self, stat: RecycleStat, val: u64) {
-        // SAFETY: The pool is live (type invariant); the helper ignores
-        // unknown indices and compiles to nothing without statistics.
-        unsafe { bindings::page_pool_recycle_stat_add(self.as_ptr(), stat as u32, val) };
+        #[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
+        // SAFETY: The pool is live (type invariant). `recycle_stats` is a
+        // per-CPU pointer: on x86-64 `this_cpu_add()` is one `add` to it
+        // relative to `%gs`, the base of this CPU's area, which is safe
+        // against preemption and interrupts; the fields are `u64`s in
+        // `RecycleStat` order.
+        unsafe {
+            let stats = (*self.as_ptr()).recycle_stats.cast::<u8>();
+            let field = stats.wrapping_add(stat as usize * core::mem::size_of::<u64>());
+            core::arch::asm!(
+                "add qword ptr gs:[{field}], {val}",
+                field = in(reg) field,
+                val = in(reg) val,
+                options(nostack),
+            );
+        }
+        #[cfg(not(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP)))]
+        // SAFETY: The pool is live (type invariant); the helper compiles to
+        // nothing without statistics.
+        unsafe {
+            bindings::page_pool_recycle_stat_add(self.as_ptr(), stat as u32, val)
+        };
     }
 
     /// Counts one event of a recycling statistic.
+    #[inline]
     pub fn recycle_stat_inc(&self, stat: RecycleStat) {
         self.recycle_stat_add(stat, 1);
     }
 
     /// Locks the producer side of the pool's ring.
+    #[inline]
     pub fn ring_producer(&self) -> RingProducer<'_> {
         // SAFETY: The pool is live (type invariant).
         let in_softirq = unsafe { bindings::page_pool_hook_producer_lock(self.as_ptr()) };
@@ -194,6 +264,7 @@ pub struct RingProducer<'a> {
 
 impl RingProducer<'_> {
     /// Queues `netmem` in the ring, or hands it back if the ring is full.
+    #[inline]
     pub fn produce(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
         // SAFETY: The pool is live and we hold the producer lock; on
         // success the ring owns the page.
@@ -208,6 +279,7 @@ impl RingProducer<'_> {
 }
 
 impl Drop for RingProducer<'_> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: Locked by `PagePool::ring_producer` with this flag.
         unsafe { bindings::page_pool_hook_producer_unlock(self.pool.as_ptr(), self.in_softirq) };
@@ -228,23 +300,27 @@ pub struct AllocCache<'a> {
 }
 
 impl AllocCache<'_> {
+    #[inline]
     fn alloc(&self) -> *mut bindings::pp_alloc_cache {
         // SAFETY: The pool is live; we only form the field's address.
         unsafe { core::ptr::addr_of_mut!((*self.pool.as_ptr()).alloc) }
     }
 
     /// Returns the number of pages in the alloc cache.
+    #[inline]
     pub fn count(&self) -> usize {
         // SAFETY: The consumer context is ours (type invariant).
         unsafe { (*self.alloc()).count as usize }
     }
 
     /// Returns `true` if the alloc cache holds [`PP_ALLOC_CACHE_SIZE`] pages.
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.count() >= PP_ALLOC_CACHE_SIZE
     }
 
     /// Puts `netmem` in the alloc cache, or hands it back if full.
+    #[inline]
     pub fn push(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
         let n = self.count();
         if n >= PP_ALLOC_CACHE_SIZE {
@@ -260,6 +336,7 @@ impl AllocCache<'_> {
     }
 
     /// Takes the most recently cached page.
+    #[inline]
     pub fn pop(&mut self) -> Option<Netmem> {
         let n = self.count().checked_sub(1)?;
         // SAFETY: The consumer context is ours (type invariant); entries
@@ -271,12 +348,14 @@ impl AllocCache<'_> {
     }
 
     /// Returns `true` if the ring is empty (`__ptr_ring_empty()`).
+    #[inline]
     pub fn ring_is_empty(&self) -> bool {
         // SAFETY: The consumer context is ours (type invariant).
         unsafe { bindings::page_pool_ring_empty(self.pool.as_ptr()) }
     }
 
     /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
+    #[inline]
     pub fn ring_consume(&mut self) -> Option<Netmem> {
         // SAFETY: The consumer context is ours (type invariant), so the
         // consumer end of the ring is; the page goes to the caller.
@@ -286,6 +365,7 @@ impl AllocCache<'_> {
     }
 
     /// Counts one event of an allocation statistic.
+    #[inline]
     pub fn alloc_stat_inc(&mut self, stat: AllocStat) {
         #[cfg(CONFIG_PAGE_POOL_STATS)]
         // SAFETY: The alloc statistics belong to the consumer context,
@@ -328,6 +408,7 @@ pub struct BulkPages<'a> {
 
 impl BulkPages<'_> {
     /// Takes the next page whose last pool reference this put dropped.
+    #[inline]
     pub fn take_next(&mut self) -> Option<Netmem> {
         while self.next < self.count {
             // SAFETY: `next < count`: an untouched entry (type invariant).
@@ -345,6 +426,7 @@ impl BulkPages<'_> {
     }
 
     /// Keeps `netmem` for the ring, in the caller's array.
+    #[inline]
     pub fn keep(&mut self, netmem: Netmem) {
         // `kept < next`: every kept page was taken, and took a slot.
         debug_assert!(self.kept < self.next);
@@ -354,11 +436,13 @@ impl BulkPages<'_> {
     }
 
     /// Returns the number of kept pages.
+    #[inline]
     pub fn kept(&self) -> usize {
         self.kept
     }
 
     /// Takes the kept pages back, in order.
+    #[inline]
     pub fn drain_kept(&mut self) -> impl Iterator<Item = Netmem> + '_ {
         let n = core::mem::replace(&mut self.kept, 0);
         let data = self.data;
@@ -499,6 +583,7 @@ unsafe impl<T: Hook> Sync for Registration<T> {}
 
 impl<T: Hook> Registration<T> {
     /// Registers `T`; `EBUSY` if another hook is registered.
+    #[inline]
     pub fn register() -> Result<Self> {
         let ops: &'static bindings::page_pool_hook_ops = &Ops::<T>::OPS;
         // SAFETY: `ops` is a static table of functions valid until `drop`
@@ -513,6 +598,7 @@ impl<T: Hook> Registration<T> {
 }
 
 impl<T: Hook> Drop for Registration<T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: Registered (type invariant). This switches every pool back
         // to C and returns once no hook runs; pages stay with their pools.

@@ -21,7 +21,7 @@ use crate::{
     alloc::{flags::GFP_KERNEL, KBox},
     bindings,
     error::{from_result, to_result, Result},
-    ffi::{c_int, c_uint},
+    ffi::c_int,
     net::netlink::{ExtAck, NlAttr, NlMsg},
     net::skbuff::{DropReason, SkBuff},
     prelude::*,
@@ -39,15 +39,18 @@ use core::{
 pub const TCA_OPTIONS: u32 = bindings::TCA_OPTIONS;
 
 /// Returns `CLOCK_MONOTONIC` in nanoseconds (`ktime_get_ns()`).
+#[inline]
 pub fn ktime_get_ns() -> u64 {
     // SAFETY: Reading the clock has no precondition.
-    unsafe { bindings::ktime_get_ns() }
+    unsafe { bindings::ktime_get() as u64 }
 }
 
 /// Returns the current `jiffies`.
+#[inline]
 pub fn jiffies() -> u64 {
-    // SAFETY: Reading jiffies has no precondition.
-    unsafe { bindings::get_jiffies() as u64 }
+    // SAFETY: `jiffies` is always valid; the timer interrupt updates it,
+    // so it is read once, as `READ_ONCE(jiffies)` does.
+    unsafe { core::ptr::read_volatile(core::ptr::addr_of!(bindings::jiffies)) as u64 }
 }
 
 /// Converts microseconds to jiffies (`usecs_to_jiffies()`).
@@ -103,6 +106,7 @@ pub struct TreeGuard<'a, T: QdiscOps> {
 
 impl<T: QdiscOps> core::ops::Deref for TreeGuard<'_, T> {
     type Target = T::Data;
+    #[inline]
     fn deref(&self) -> &T::Data {
         // SAFETY: We hold the tree lock, and `change` (our only user) runs
         // on an initialised qdisc.
@@ -111,6 +115,7 @@ impl<T: QdiscOps> core::ops::Deref for TreeGuard<'_, T> {
 }
 
 impl<T: QdiscOps> core::ops::DerefMut for TreeGuard<'_, T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T::Data {
         // SAFETY: As for `deref`; the guard is borrowed mutably.
         unsafe { self.sch.data_mut() }
@@ -118,6 +123,7 @@ impl<T: QdiscOps> core::ops::DerefMut for TreeGuard<'_, T> {
 }
 
 impl<T: QdiscOps> Drop for TreeGuard<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: Locked in `Qdisc::lock`.
         unsafe { bindings::sch_tree_unlock(self.sch.as_ptr()) };
@@ -128,18 +134,22 @@ impl<T: QdiscOps> Qdisc<T> {
     /// # Safety
     ///
     /// `ptr` must be a qdisc made from `T`'s ops, valid for `'a`.
+    #[inline]
     unsafe fn from_raw<'a>(ptr: *mut bindings::Qdisc) -> &'a Self {
         // SAFETY: Transparent wrapper; validity is the caller's promise.
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     fn as_ptr(&self) -> *mut bindings::Qdisc {
         self.0.get()
     }
 
+    #[inline]
     fn priv_ptr(&self) -> *mut Priv<T> {
-        // SAFETY: The private area follows the qdisc (type invariant).
-        unsafe { bindings::qdisc_priv(self.as_ptr()).cast::<Priv<T>>() }
+        // SAFETY: The private area is `privdata`, which follows the qdisc
+        // (type invariant); this is `qdisc_priv()`.
+        unsafe { core::ptr::addr_of_mut!((*self.as_ptr()).privdata).cast::<Priv<T>>() }
     }
 
     /// # Safety
@@ -148,6 +158,7 @@ impl<T: QdiscOps> Qdisc<T> {
     /// or any more), the data is initialised, and no other reference to it
     /// exists.
     #[allow(clippy::mut_from_ref)]
+    #[inline]
     unsafe fn data_mut(&self) -> &mut T::Data {
         // SAFETY: By the caller's promise.
         unsafe { (*self.priv_ptr()).data.assume_init_mut() }
@@ -156,6 +167,7 @@ impl<T: QdiscOps> Qdisc<T> {
     /// Locks the qdisc tree (`sch_tree_lock()`) and gives access to the
     /// state. For `change`, which the stack calls unlocked; calling it from
     /// another callback deadlocks.
+    #[inline]
     pub fn lock(&self) -> TreeGuard<'_, T> {
         // SAFETY: The qdisc is valid (type invariant).
         unsafe { bindings::sch_tree_lock(self.as_ptr()) };
@@ -163,42 +175,51 @@ impl<T: QdiscOps> Qdisc<T> {
     }
 
     /// Returns the queue limit in packets (`sch->limit`).
+    #[inline]
     pub fn limit(&self) -> u32 {
         // SAFETY: The qdisc is valid; callbacks run locked or under RTNL.
         unsafe { (*self.as_ptr()).limit }
     }
 
     /// Sets the queue limit in packets (`sch->limit`).
+    #[inline]
     pub fn set_limit(&self, limit: u32) {
         // SAFETY: As for `limit`.
         unsafe { (*self.as_ptr()).limit = limit };
     }
 
     /// Returns the number of packets queued (`sch->q.qlen`).
+    #[inline]
     pub fn qlen(&self) -> u32 {
         // SAFETY: As for `limit`.
         unsafe { (*self.as_ptr()).q.qlen }
     }
 
     /// Accounts `skb` as queued: `sch->q.qlen++` and the backlog in bytes.
+    #[inline]
     pub fn account_enqueue(&self, skb: &SkBuff) {
-        // SAFETY: As for `limit`; `skb` is valid.
+        let len = skb.qdisc_pkt_len();
+        // SAFETY: As for `limit`. The qdiscs of this trait keep their
+        // statistics in the qdisc, not per CPU (`qdisc_qstats_backlog_inc()`).
         unsafe {
             (*self.as_ptr()).q.qlen += 1;
-            bindings::qdisc_qstats_backlog_inc(self.as_ptr(), skb.as_ptr());
+            (*self.as_ptr()).qstats.backlog = (*self.as_ptr()).qstats.backlog.wrapping_add(len);
         }
     }
 
     /// Accounts `skb` as no longer queued.
+    #[inline]
     pub fn account_dequeue(&self, skb: &SkBuff) {
-        // SAFETY: As for `limit`; `skb` is valid.
+        let len = skb.qdisc_pkt_len();
+        // SAFETY: As for `account_enqueue`.
         unsafe {
             (*self.as_ptr()).q.qlen -= 1;
-            bindings::qdisc_qstats_backlog_dec(self.as_ptr(), skb.as_ptr());
+            (*self.as_ptr()).qstats.backlog = (*self.as_ptr()).qstats.backlog.wrapping_sub(len);
         }
     }
 
     /// Forgets all queued packets in the counters (`reset`).
+    #[inline]
     pub fn account_reset(&self) {
         // SAFETY: As for `limit`.
         unsafe {
@@ -208,12 +229,14 @@ impl<T: QdiscOps> Qdisc<T> {
     }
 
     /// Counts `skb` as sent (`qdisc_bstats_update()`).
+    #[inline]
     pub fn bstats_update(&self, skb: &SkBuff) {
         // SAFETY: As for `limit`; `skb` is valid.
         unsafe { bindings::qdisc_bstats_update(self.as_ptr(), skb.as_ptr()) };
     }
 
     /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
+    #[inline]
     pub fn psched_mtu(&self) -> u32 {
         // SAFETY: The qdisc and its device are valid.
         unsafe { bindings::qdisc_psched_mtu(self.as_ptr()) }
@@ -222,6 +245,7 @@ impl<T: QdiscOps> Qdisc<T> {
     /// Arms the watchdog to run the qdisc again at `expires` (ns,
     /// `CLOCK_MONOTONIC`), allowing the timer `slack` ns later to coalesce
     /// wakeups (`qdisc_watchdog_schedule_range_ns()`).
+    #[inline]
     pub fn watchdog_schedule_range_ns(&self, expires: u64, slack: u64) {
         // SAFETY: The watchdog was initialised before `init` and lives in
         // the private area as long as the qdisc.
@@ -236,6 +260,7 @@ impl<T: QdiscOps> Qdisc<T> {
 
     /// Takes a packet that `peek` had set aside (`sch->gso_skb`), with its
     /// accounting undone: the first half of `qdisc_dequeue_internal()`.
+    #[inline]
     pub fn take_peeked(&self) -> Option<SkBuff> {
         // SAFETY: The qdisc is valid and locked; the skb is ours.
         let skb = unsafe { bindings::qdisc_dequeue_gso_skb(self.as_ptr()) };
@@ -245,6 +270,7 @@ impl<T: QdiscOps> Qdisc<T> {
 
     /// Tells the ancestors that `n` packets of `len` bytes left this qdisc
     /// outside dequeue (`qdisc_tree_reduce_backlog()`).
+    #[inline]
     pub fn tree_reduce_backlog(&self, n: u32, len: u32) {
         // SAFETY: The qdisc is valid; called under its lock.
         unsafe { bindings::qdisc_tree_reduce_backlog(self.as_ptr(), n as c_int, len as c_int) };
@@ -254,6 +280,7 @@ impl<T: QdiscOps> Qdisc<T> {
 impl ToFree<'_> {
     /// Drops `skb` from an enqueue: counts it in the qdisc's drops and puts
     /// it on the list to free with `reason` (`qdisc_drop_reason()`).
+    #[inline]
     pub fn drop<T: QdiscOps>(
         &mut self,
         sch: &Qdisc<T>,
@@ -282,6 +309,7 @@ pub struct StatsDump<'a> {
 impl StatsDump<'_> {
     /// Appends `st`, the qdisc's own statistics struct
     /// (`gnet_stats_copy_app()`).
+    #[inline]
     pub fn copy_app<S: Copy>(&mut self, st: &S) -> Result {
         // SAFETY: `ptr` is the dump in progress; `st` is readable for its
         // size and is copied, not kept.
@@ -501,6 +529,7 @@ unsafe impl<T: QdiscOps> Sync for Registration<T> {}
 
 impl<T: QdiscOps> Registration<T> {
     /// Registers `T` as the qdisc kind `T::ID`, owned by `module`.
+    #[inline]
     pub fn register(module: &'static ThisModule) -> Result<Self> {
         let id = T::ID.as_bytes();
         if id.len() >= 16 {
@@ -541,6 +570,7 @@ impl<T: QdiscOps> Registration<T> {
 }
 
 impl<T: QdiscOps> Drop for Registration<T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: Registered (type invariant). No instance exists: each
         // holds a reference on the owning module, which is being unloaded.
@@ -549,7 +579,7 @@ impl<T: QdiscOps> Drop for Registration<T> {
 }
 
 /// Returns the number of bytes `tc` accounts for `skb` (`qdisc_pkt_len()`).
+#[inline]
 pub fn pkt_len(skb: &SkBuff) -> u32 {
-    // SAFETY: `skb` is valid; the qdisc layer set its `pkt_len`.
-    unsafe { bindings::qdisc_pkt_len(skb.as_ptr()) as c_uint }
+    skb.qdisc_pkt_len()
 }

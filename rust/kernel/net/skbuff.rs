@@ -29,46 +29,54 @@ impl SkBuff {
     ///
     /// `ptr` must be a valid `sk_buff` whose reference the caller gives to
     /// the new value, with no other user of its metadata.
+    #[inline]
     pub unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
         // INVARIANT: The caller hands over the reference.
         Self(ptr)
     }
 
     /// Gives up ownership: the caller becomes responsible for the reference.
+    #[inline]
     pub fn into_raw(self) -> NonNull<bindings::sk_buff> {
         let ptr = self.0;
         core::mem::forget(self);
         ptr
     }
 
+    #[inline]
     pub(crate) fn as_ptr(&self) -> *mut bindings::sk_buff {
         self.0.as_ptr()
     }
 
     /// Returns the number of bytes of data (`skb->len`).
+    #[inline]
     pub fn len(&self) -> u32 {
         // SAFETY: The pointer is valid (type invariant).
         unsafe { (*self.as_ptr()).len }
     }
 
     /// Returns `true` if the skb holds no data.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Returns `true` if the data is shared with a clone (`skb_cloned()`).
+    #[inline]
     pub fn is_cloned(&self) -> bool {
         // SAFETY: The pointer is valid (type invariant).
         unsafe { bindings::skb_cloned(self.as_ptr()) }
     }
 
     /// Returns the size of the data buffer (`skb_end_offset()`).
+    #[inline]
     pub fn end_offset(&self) -> u32 {
         // SAFETY: The pointer is valid (type invariant).
         unsafe { bindings::skb_end_offset(self.as_ptr()) }
     }
 
     /// Returns the bytes free before the data (`skb_headroom()`).
+    #[inline]
     pub fn headroom(&self) -> u32 {
         // SAFETY: The pointer is valid (type invariant).
         unsafe { bindings::skb_headroom(self.as_ptr()) }
@@ -76,12 +84,14 @@ impl SkBuff {
 
     /// Completes and detaches a zerocopy user buffer, if any
     /// (`skb_zcopy_clear()`).
+    #[inline]
     pub fn zcopy_clear(&mut self, success: bool) {
         // SAFETY: The pointer is valid and we own the metadata (invariant).
         unsafe { bindings::skb_zcopy_clear(self.as_ptr(), success) };
     }
 
     /// Drops all skb extensions (`skb_ext_reset()`).
+    #[inline]
     pub fn ext_reset(&mut self) {
         // SAFETY: The pointer is valid and we own the metadata (invariant).
         unsafe { bindings::skb_ext_reset(self.as_ptr()) };
@@ -89,6 +99,7 @@ impl SkBuff {
 
     /// Trims the data to `len` bytes, releasing page fragments beyond it
     /// (`pskb_trim()`).
+    #[inline]
     pub fn trim(&mut self, len: u32) -> crate::error::Result {
         // SAFETY: The pointer is valid and we own the metadata (invariant).
         crate::error::to_result(unsafe { bindings::pskb_trim(self.as_ptr(), len) })
@@ -96,6 +107,7 @@ impl SkBuff {
 
     /// Empties the skb and gives all of its buffer back as tailroom, the
     /// state `alloc_skb()` returns: no data, no headroom, no fragments.
+    #[inline]
     pub fn reset_empty(&mut self) -> crate::error::Result {
         self.trim(0)?;
         let skb = self.as_ptr();
@@ -111,6 +123,7 @@ impl SkBuff {
 
     /// Clears the transmit flags of the shared info (timestamping requests,
     /// zerocopy markers): `skb_shinfo(skb)->tx_flags = 0`.
+    #[inline]
     pub fn clear_tx_flags(&mut self) {
         // SAFETY: The pointer is valid and we own the metadata (invariant);
         // the shared info lives at the end of the buffer of every skb.
@@ -118,6 +131,7 @@ impl SkBuff {
     }
 
     /// Zeroes the control buffer (`skb->cb`), the per-layer scratch area.
+    #[inline]
     pub fn clear_cb(&mut self) {
         // SAFETY: The pointer is valid and we own the metadata (invariant).
         unsafe { (*self.as_ptr()).cb = [0; 48] };
@@ -138,6 +152,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    #[inline]
     pub(crate) fn as_raw(self) -> bindings::skb_drop_reason {
         match self {
             Self::FqBandLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_BAND_LIMIT,
@@ -153,37 +168,50 @@ pub const QDISC_CB_PRIV_LEN: usize = 20;
 
 impl SkBuff {
     /// Returns the packet priority (`skb->priority`).
+    #[inline]
     pub fn priority(&self) -> u32 {
-        // SAFETY: The pointer is valid (type invariant).
-        unsafe { bindings::skb_priority(self.as_ptr()) }
+        // SAFETY: The pointer is valid (type invariant); `priority` is a
+        // plain field of the `headers` group.
+        unsafe { (*self.as_ptr()).__bindgen_anon_4.__bindgen_anon_1.as_ref().priority }
     }
 
     /// Returns the departure time (`skb->tstamp`), 0 if none.
+    #[inline]
     pub fn tstamp(&self) -> u64 {
-        // SAFETY: The pointer is valid (type invariant).
-        unsafe { bindings::skb_tstamp(self.as_ptr()) }
+        // SAFETY: The pointer is valid (type invariant); `tstamp` is the
+        // `ktime_t` member of its union.
+        unsafe { (*self.as_ptr()).__bindgen_anon_2.tstamp as u64 }
     }
 
     /// Sets the departure time (`skb->tstamp`).
+    #[inline]
     pub fn set_tstamp(&mut self, tstamp: u64) {
         // SAFETY: The pointer is valid and the metadata ours (invariant).
-        unsafe { bindings::skb_set_tstamp(self.as_ptr(), tstamp) };
+        unsafe { (*self.as_ptr()).__bindgen_anon_2.tstamp = tstamp as bindings::ktime_t };
     }
 
     /// Returns the flow hash, computing it if needed (`skb_get_hash()`).
+    #[inline]
     pub fn get_hash(&mut self) -> u32 {
         // SAFETY: The pointer is valid and the metadata ours (invariant).
         unsafe { bindings::skb_get_hash(self.as_ptr()) }
     }
 
     /// Detaches the skb from its socket (`skb_orphan()`).
+    #[inline]
     pub fn orphan(&mut self) {
         // SAFETY: The pointer is valid and the metadata ours (invariant).
-        unsafe { bindings::skb_orphan(self.as_ptr()) };
+        // Without a destructor `skb_orphan()` has nothing to do.
+        unsafe {
+            if (*self.as_ptr()).__bindgen_anon_3.__bindgen_anon_1.destructor.is_some() {
+                bindings::skb_orphan(self.as_ptr());
+            }
+        }
     }
 
     /// Marks the packet Congestion Experienced if it is ECN-capable
     /// (`INET_ECN_set_ce()`); returns whether it did.
+    #[inline]
     pub fn set_ce(&mut self) -> bool {
         // SAFETY: The pointer is valid and the data ours (invariant): a
         // clone's data is unshared by the helper before it writes.
@@ -191,19 +219,51 @@ impl SkBuff {
     }
 
     /// Returns the private part of the qdisc control block.
+    #[inline]
     pub fn qdisc_cb(&self) -> &[u8; QDISC_CB_PRIV_LEN] {
         // SAFETY: `qdisc_skb_cb(skb)->data` is `QDISC_CB_PRIV_LEN` bytes
         // inside `skb->cb`, which lives as long as the skb.
-        unsafe { &*bindings::qdisc_cb_data(self.as_ptr()).cast::<[u8; QDISC_CB_PRIV_LEN]>() }
+        unsafe { &*self.qdisc_cb_ptr() }
     }
 
     /// Returns the private part of the qdisc control block, writable.
+    #[inline]
     pub fn qdisc_cb_mut(&mut self) -> &mut [u8; QDISC_CB_PRIV_LEN] {
         // SAFETY: As for `qdisc_cb`; the metadata is ours (invariant).
-        unsafe { &mut *bindings::qdisc_cb_data(self.as_ptr()).cast::<[u8; QDISC_CB_PRIV_LEN]>() }
+        unsafe { &mut *self.qdisc_cb_ptr() }
+    }
+
+    /// `qdisc_skb_cb(skb)->data`: the qdisc's part of `skb->cb`.
+    #[inline]
+    fn qdisc_cb_ptr(&self) -> *mut [u8; QDISC_CB_PRIV_LEN] {
+        const OFFSET: usize = core::mem::offset_of!(bindings::qdisc_skb_cb, data);
+        const _: () = assert!(
+            OFFSET + QDISC_CB_PRIV_LEN <= core::mem::size_of::<[core::ffi::c_char; 48]>()
+        );
+        // SAFETY: The pointer is valid (type invariant); `cb` is 48 bytes,
+        // which hold a `struct qdisc_skb_cb` (checked above).
+        unsafe {
+            core::ptr::addr_of_mut!((*self.as_ptr()).cb)
+                .cast::<u8>()
+                .add(OFFSET)
+                .cast()
+        }
+    }
+
+    /// The length `tc` accounts for the packet (`qdisc_pkt_len()`).
+    #[inline]
+    pub fn qdisc_pkt_len(&self) -> u32 {
+        // SAFETY: The pointer is valid (type invariant); `cb` holds a
+        // `struct qdisc_skb_cb` while a qdisc has the packet.
+        unsafe {
+            (*core::ptr::addr_of!((*self.as_ptr()).cb).cast::<bindings::qdisc_skb_cb>())
+                .__bindgen_anon_1
+                .pkt_len
+        }
     }
 
     /// Returns the socket the packet belongs to, if any (`skb->sk`).
+    #[inline]
     pub fn sock(&self) -> Option<SockRef<'_>> {
         // SAFETY: The pointer is valid (type invariant).
         let sk = unsafe { (*self.as_ptr()).sk };
@@ -228,23 +288,27 @@ pub struct SockRef<'a> {
 
 impl SockRef<'_> {
     /// Returns the socket's address, which identifies it while it lives.
+    #[inline]
     pub fn addr(&self) -> usize {
         self.sk.as_ptr() as usize
     }
 
     /// Returns `true` for a full socket (not a request or timewait one).
+    #[inline]
     pub fn is_fullsock(&self) -> bool {
         // SAFETY: The socket is alive (type invariant).
         unsafe { bindings::sk_fullsock(self.sk.as_ptr()) }
     }
 
     /// Returns `true` for a listener or a request socket (`sk_listener()`).
+    #[inline]
     pub fn is_listener(&self) -> bool {
         // SAFETY: The socket is alive (type invariant).
         unsafe { bindings::sk_listener(self.sk.as_ptr()) }
     }
 
     /// Returns `true` for a full TCP socket.
+    #[inline]
     pub fn is_tcp(&self) -> bool {
         // SAFETY: The socket is alive (type invariant); `sk_is_tcp()` reads
         // fields of full sockets only, so check that first.
@@ -252,18 +316,21 @@ impl SockRef<'_> {
     }
 
     /// Returns the connection state (`sk->sk_state`, `TCP_*`).
+    #[inline]
     pub fn state(&self) -> u32 {
         // SAFETY: The socket is alive; `sk_state` is a common field.
         unsafe { bindings::sk_state(self.sk.as_ptr()) as u32 }
     }
 
     /// Returns the socket's hash (`sk->sk_hash`).
+    #[inline]
     pub fn hash(&self) -> u32 {
         // SAFETY: The socket is alive; `sk_hash` is a common field.
         unsafe { bindings::sk_hash(self.sk.as_ptr()) }
     }
 
     /// Returns the pacing rate in bytes/s of a full socket.
+    #[inline]
     pub fn pacing_rate(&self) -> Option<u64> {
         // SAFETY: The socket is alive and full, which has the field.
         self.is_fullsock()
@@ -271,6 +338,7 @@ impl SockRef<'_> {
     }
 
     /// Returns the `SO_MAX_PACING_RATE` of a full socket (`~0` if unset).
+    #[inline]
     pub fn max_pacing_rate(&self) -> Option<u64> {
         // SAFETY: The socket is alive and full, which has the field.
         self.is_fullsock()
@@ -279,6 +347,7 @@ impl SockRef<'_> {
 
     /// Tells a full socket that `fq` paces it (`SK_PACING_FQ`, with
     /// release ordering), so TCP stops pacing by itself.
+    #[inline]
     pub fn set_pacing_status_fq(&self) {
         if !self.is_fullsock() {
             return;
@@ -314,6 +383,7 @@ pub struct SkbQueue {
 unsafe impl Send for SkbQueue {}
 
 impl Default for SkbQueue {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -341,6 +411,7 @@ unsafe fn set_next(skb: *mut bindings::sk_buff, next: *mut bindings::sk_buff) {
 
 impl SkbQueue {
     /// An empty queue.
+    #[inline]
     pub const fn new() -> Self {
         Self {
             head: core::ptr::null_mut(),
@@ -350,25 +421,30 @@ impl SkbQueue {
     }
 
     /// Returns the number of skbs queued.
+    #[inline]
     pub fn len(&self) -> u32 {
         self.len
     }
 
     /// Returns `true` if nothing is queued.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.head.is_null()
     }
 
     /// Calls `f` with the first skb, if any.
+    #[inline]
     pub fn with_front<R>(&self, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
         Self::with_skb(self.head, f)
     }
 
     /// Calls `f` with the last skb, if any.
+    #[inline]
     pub fn with_back<R>(&self, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
         Self::with_skb(self.tail, f)
     }
 
+    #[inline]
     fn with_skb<R>(p: *mut bindings::sk_buff, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
         let p = NonNull::new(p)?;
         // SAFETY: `p` is an skb the queue owns (type invariant); the
@@ -378,6 +454,7 @@ impl SkbQueue {
     }
 
     /// Appends `skb`.
+    #[inline]
     pub fn push_back(&mut self, skb: SkBuff) {
         let p = skb.into_raw().as_ptr();
         // SAFETY: `p` is now owned by the queue; `tail`, if any, is ours.
@@ -395,6 +472,7 @@ impl SkbQueue {
 
     /// Inserts `skb` after every queued skb whose `key` is not greater
     /// than its own: a stable sorted insertion when the queue is sorted.
+    #[inline]
     pub fn insert_sorted_by_key(&mut self, skb: SkBuff, key: impl Fn(&SkBuff) -> u64) {
         let k = key(&skb);
         let mut prev: *mut bindings::sk_buff = core::ptr::null_mut();
@@ -425,6 +503,7 @@ impl SkbQueue {
     }
 
     /// Removes and returns the first skb.
+    #[inline]
     pub fn pop_front(&mut self) -> Option<SkBuff> {
         let p = NonNull::new(self.head)?;
         // SAFETY: `p` is the queue's first skb; we unlink it and hand its
@@ -442,6 +521,7 @@ impl SkbQueue {
 }
 
 impl Drop for SkbQueue {
+    #[inline]
     fn drop(&mut self) {
         while let Some(skb) = self.pop_front() {
             drop(skb);
@@ -450,6 +530,7 @@ impl Drop for SkbQueue {
 }
 
 impl Drop for SkBuff {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: We own one reference (type invariant) and give it back.
         unsafe { bindings::kfree_skb(self.as_ptr()) };

@@ -16,7 +16,8 @@ DEV=fqs0
 ktap_print_header
 ktap_set_plan 2
 fq_unload_all
-fq_use_rust
+# FQ_IMPL=c runs the same stress against the C sch_fq, for comparison.
+if [ "${FQ_IMPL:-rust}" = c ]; then fq_use_c; else fq_use_rust; fi
 modprobe pktgen
 ip link add $DEV type veth peer name ${DEV}p
 ip addr add 10.89.0.1/24 dev $DEV && ip link set $DEV up && ip link set ${DEV}p up
