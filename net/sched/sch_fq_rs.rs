@@ -774,9 +774,8 @@ impl FqSchedData {
         }
         if rate != u64::MAX {
             let mut len = *plen as u64 * NSEC_PER_SEC;
-            if rate != 0 {
-                len /= rate;
-            }
+            // A zero rate leaves `len` as is, as C's `if (likely(rate))`.
+            len = len.checked_div(rate).unwrap_or(len);
             // The socket rate can change later: clamp the delay to 1 s.
             if len > NSEC_PER_SEC {
                 len = NSEC_PER_SEC;

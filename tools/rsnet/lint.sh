@@ -33,12 +33,15 @@ if [ -z "${KDIR:-}" ]; then
 	make -C "$src" O="$build" LLVM=1 -j"$(nproc)" bzImage >>"$log" 2>&1 || fail=1
 fi
 
-step "checkpatch: patches/ and rust/helpers/*.c"
+step "checkpatch: patches/, rust/helpers/*.c, the test modules"
 cp=("$src/scripts/checkpatch.pl" --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 	--typedefsfile "$RSNET_TOP/tools/rsnet/checkpatch.typedefs")
+# Patches go in on stdin: checkpatch checks a file that git tracks as a
+# source file, not as a patch.
 for p in patches/*.patch; do
-	"${cp[@]}" "$p" || fail=1
+	echo "$p"
+	"${cp[@]}" - <"$p" || fail=1
 done
-"${cp[@]}" -f rust/helpers/*.c || fail=1
+"${cp[@]}" -f rust/helpers/*.c tools/testing/selftests/rsnet/*.c || fail=1
 
 [ $fail = 0 ] && step "lint clean" || die "lint found problems (see above)"

@@ -102,7 +102,7 @@ impl Netmem {
     /// Returns the raw `netmem_ref`, e.g. to compare pages.
     #[inline]
     pub fn as_raw(&self) -> usize {
-        self.0 as usize
+        self.0
     }
 
     /// Gives up ownership without recycling or releasing.
@@ -493,7 +493,9 @@ impl<T: Hook> Adapter<T> {
     ///
     /// Called by the page_pool core on a live pool, in its consumer
     /// context, with the alloc cache empty.
-    unsafe extern "C" fn refill_alloc_cache(pool: *mut bindings::page_pool) -> bindings::netmem_ref {
+    unsafe extern "C" fn refill_alloc_cache(
+        pool: *mut bindings::page_pool,
+    ) -> bindings::netmem_ref {
         // SAFETY: The pool is live for the call.
         let pool = unsafe { PagePool::from_raw(pool) };
         // INVARIANT: The refill runs in the consumer context.

@@ -362,6 +362,10 @@ pub trait QdiscOps: Sized + 'static {
 struct Adapter<T: QdiscOps>(PhantomData<T>);
 
 impl<T: QdiscOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by the stack with an skb it gives us, on a qdisc of `T`,
+    /// initialised, under its root lock.
     unsafe extern "C" fn enqueue(
         skb: *mut bindings::sk_buff,
         sch: *mut bindings::Qdisc,
@@ -384,6 +388,10 @@ impl<T: QdiscOps> Adapter<T> {
         T::enqueue(sch, q, skb, &mut to_free).0
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack on an initialised qdisc of `T`, under its root
+    /// lock.
     unsafe extern "C" fn dequeue(sch: *mut bindings::Qdisc) -> *mut bindings::sk_buff {
         // SAFETY: Called under the root lock on an initialised qdisc.
         let sch = unsafe { Qdisc::<T>::from_raw(sch) };
@@ -392,6 +400,10 @@ impl<T: QdiscOps> Adapter<T> {
         T::dequeue(sch, q).map_or(ptr::null_mut(), |skb| skb.into_raw().as_ptr())
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack once, on a new qdisc of `T` not yet visible to
+    /// the data path; `opt` and `extack` are null or valid for the call.
     unsafe extern "C" fn init(
         sch: *mut bindings::Qdisc,
         opt: *mut bindings::nlattr,
@@ -427,6 +439,10 @@ impl<T: QdiscOps> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack on a qdisc of `T` under its root lock, or when
+    /// it is no longer used.
     unsafe extern "C" fn reset(sch: *mut bindings::Qdisc) {
         // SAFETY: Called under the root lock (or before destroy).
         let sch = unsafe { Qdisc::<T>::from_raw(sch) };
@@ -437,6 +453,10 @@ impl<T: QdiscOps> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack once, when the qdisc of `T` is no longer used
+    /// (also after a failed `init`).
     unsafe extern "C" fn destroy(sch: *mut bindings::Qdisc) {
         // SAFETY: Called once, when the qdisc is no longer used (also after
         // a failed init, with the watchdog initialised).
@@ -454,6 +474,10 @@ impl<T: QdiscOps> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack under RTNL on an initialised qdisc of `T`;
+    /// `opt` and `extack` are null or valid for the call.
     unsafe extern "C" fn change(
         sch: *mut bindings::Qdisc,
         opt: *mut bindings::nlattr,
@@ -474,6 +498,10 @@ impl<T: QdiscOps> Adapter<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack under RTNL on an initialised qdisc of `T`, with
+    /// the message being built.
     unsafe extern "C" fn dump(sch: *mut bindings::Qdisc, skb: *mut bindings::sk_buff) -> c_int {
         // SAFETY: `sch` is an initialised qdisc of our ops and `skb` the
         // message being built, both valid for the call.
@@ -488,6 +516,10 @@ impl<T: QdiscOps> Adapter<T> {
         }
     }
 
+    /// # Safety
+    ///
+    /// Called by the stack on an initialised qdisc of `T`, with the dump
+    /// in progress.
     unsafe extern "C" fn dump_stats(
         sch: *mut bindings::Qdisc,
         d: *mut bindings::gnet_dump,

@@ -172,7 +172,13 @@ impl SkBuff {
     pub fn priority(&self) -> u32 {
         // SAFETY: The pointer is valid (type invariant); `priority` is a
         // plain field of the `headers` group.
-        unsafe { (*self.as_ptr()).__bindgen_anon_4.__bindgen_anon_1.as_ref().priority }
+        unsafe {
+            (*self.as_ptr())
+                .__bindgen_anon_4
+                .__bindgen_anon_1
+                .as_ref()
+                .priority
+        }
     }
 
     /// Returns the departure time (`skb->tstamp`), 0 if none.
@@ -203,7 +209,12 @@ impl SkBuff {
         // SAFETY: The pointer is valid and the metadata ours (invariant).
         // Without a destructor `skb_orphan()` has nothing to do.
         unsafe {
-            if (*self.as_ptr()).__bindgen_anon_3.__bindgen_anon_1.destructor.is_some() {
+            if (*self.as_ptr())
+                .__bindgen_anon_3
+                .__bindgen_anon_1
+                .destructor
+                .is_some()
+            {
                 bindings::skb_orphan(self.as_ptr());
             }
         }
@@ -237,9 +248,8 @@ impl SkBuff {
     #[inline]
     fn qdisc_cb_ptr(&self) -> *mut [u8; QDISC_CB_PRIV_LEN] {
         const OFFSET: usize = core::mem::offset_of!(bindings::qdisc_skb_cb, data);
-        const _: () = assert!(
-            OFFSET + QDISC_CB_PRIV_LEN <= core::mem::size_of::<[core::ffi::c_char; 48]>()
-        );
+        const _: () =
+            assert!(OFFSET + QDISC_CB_PRIV_LEN <= core::mem::size_of::<[core::ffi::c_char; 48]>());
         // SAFETY: The pointer is valid (type invariant); `cb` is 48 bytes,
         // which hold a `struct qdisc_skb_cb` (checked above).
         unsafe {
