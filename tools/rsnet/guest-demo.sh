@@ -59,5 +59,22 @@ run sysctl -w net.ipv4.tcp_tx_skb_cache=0
 run modprobe -r tcp_tx_skb_cache
 
 echo
+echo "== page_pool recycling in Rust (net/core/page_pool_rs.rs)"
+run modprobe page_pool_rs
+dmesg | grep -E 'page_pool_rs|recycling now runs in Rust' | tail -1 | sed 's/^/  dmesg: /'
+run sysctl rsnet.page_pool.numa_check
+run_err sysctl -w rsnet.page_pool.numa_check=2
+printf '\n$ modprobe page_pool_test   # in-kernel KTAP test, on the Rust path\n'
+dmesg -C
+if modprobe page_pool_test; then
+	dmesg | sed -n 's/.*page_pool_test: //p' | grep -E '^# (hook|totals|stats:)' | sed 's/^/  /'
+	dmesg | grep -q 'page_pool_test: # totals: pass=[0-9]* fail=0' || fail=1
+	modprobe -r page_pool_test
+else
+	echo "  (failed)"; fail=1
+fi
+run modprobe -r page_pool_rs
+
+echo
 if [ $fail = 0 ]; then echo "== rsnet: all steps behaved as expected"; else echo "== rsnet: some steps FAILED"; fi
 exit $fail
