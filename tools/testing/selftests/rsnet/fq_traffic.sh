@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The Rust fq under real traffic, on a veth pair between two netns:
-# fair sharing behind a bottleneck, flow_limit and
+# pacing at maxrate (pktgen), fair sharing behind a bottleneck, flow_limit and
 # limit drops, horizon drop and cap, CE marking above ce_threshold, bands
 # (priomap and weights sent through ynl) with per-band limits and priority.
 
@@ -46,7 +46,7 @@ setfq_bottleneck() {
 }
 
 ktap_print_header
-ktap_set_plan 11
+ktap_set_plan 12
 
 fq_unload_all
 fq_use_rust
@@ -59,8 +59,21 @@ inB $TR tcp-sink 10.88.0.2 7000 >/dev/null &
 pids+=($!)
 sleep 1
 
-# 1. Pacing at maxrate is measured with pktgen in fq_stress.sh (a
-# user-space sender on this emulated debug kernel cannot offer 1 MB/s).
+# 1. Pacing: one pktgen flow (a user-space sender on this emulated debug
+# kernel cannot offer 1 MB/s) at maxrate 8mbit leaves the qdisc at
+# 1,000,000 B/s. quantum 30000 makes the intervals 30 ms, well above the
+# emulator's timer latency.
+setfq maxrate 8mbit quantum 30000
+inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1 7 1000 >/dev/null &
+pg=$!
+sleep 2
+b1=$(sent_bytes); t1=$(date +%s.%N)
+sleep 3
+b2=$(sent_bytes); t2=$(date +%s.%N)
+wait $pg
+rate=$(python3 -c "print(int(($b2 - $b1) / ($t2 - $t1)))")
+ktap_print_msg "paced pktgen flow: $rate B/s at the qdisc (maxrate 1000000 B/s)"
+check "a paced flow is delivered at its maxrate within 10%" within 10 "$rate" 1000000
 
 # 2. Fairness: 4 TCP flows behind a 16mbit bottleneck get equal shares.
 setfq_bottleneck 16mbit
