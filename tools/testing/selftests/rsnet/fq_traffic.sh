@@ -64,12 +64,19 @@ sleep 1
 # 1,000,000 B/s. quantum 30000 makes the intervals 30 ms, well above the
 # emulator's timer latency.
 setfq maxrate 8mbit quantum 30000
-inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1 7 1000 >/dev/null &
+inA "$HERE/pktgen_flows.sh" veth-a 10.88.0.2 1 8 1000 >/dev/null &
 pg=$!
+# now_around CMD: run CMD, print its output and the time halfway through
+# (a tc call takes tens of ms here).
+now_around() {
+	local a b out
+	a=$(date +%s.%N); out=$("$@"); b=$(date +%s.%N)
+	echo "$out $(python3 -c "print(($a + $b) / 2)")"
+}
 sleep 2
-b1=$(sent_bytes); t1=$(date +%s.%N)
-sleep 3
-b2=$(sent_bytes); t2=$(date +%s.%N)
+read -r b1 t1 < <(now_around sent_bytes)
+sleep 4
+read -r b2 t2 < <(now_around sent_bytes)
 wait $pg
 rate=$(python3 -c "print(int(($b2 - $b1) / ($t2 - $t1)))")
 ktap_print_msg "paced pktgen flow: $rate B/s at the qdisc (maxrate 1000000 B/s)"
