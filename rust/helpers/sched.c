@@ -6,11 +6,6 @@
 #include <net/sch_generic.h>
 #include <net/sock.h>
 
-void *rust_helper_qdisc_priv(struct Qdisc *q)
-{
-	return qdisc_priv(q);
-}
-
 unsigned int rust_helper_qdisc_psched_mtu(struct Qdisc *sch)
 {
 	return psched_mtu(qdisc_dev(sch));
@@ -24,18 +19,6 @@ void rust_helper_sch_tree_lock(struct Qdisc *q)
 void rust_helper_sch_tree_unlock(struct Qdisc *q)
 {
 	sch_tree_unlock(q);
-}
-
-void rust_helper_qdisc_qstats_backlog_inc(struct Qdisc *sch,
-					  const struct sk_buff *skb)
-{
-	qdisc_qstats_backlog_inc(sch, skb);
-}
-
-void rust_helper_qdisc_qstats_backlog_dec(struct Qdisc *sch,
-					  const struct sk_buff *skb)
-{
-	qdisc_qstats_backlog_dec(sch, skb);
 }
 
 void rust_helper_qdisc_bstats_update(struct Qdisc *sch,
@@ -66,31 +49,6 @@ struct sk_buff *rust_helper_qdisc_dequeue_gso_skb(struct Qdisc *sch)
 		qdisc_qstats_backlog_dec(sch, skb);
 	}
 	return skb;
-}
-
-unsigned int rust_helper_qdisc_pkt_len(const struct sk_buff *skb)
-{
-	return qdisc_pkt_len(skb);
-}
-
-void *rust_helper_qdisc_cb_data(struct sk_buff *skb)
-{
-	return qdisc_skb_cb(skb)->data;
-}
-
-u32 rust_helper_skb_priority(const struct sk_buff *skb)
-{
-	return skb->priority;
-}
-
-u64 rust_helper_skb_tstamp(const struct sk_buff *skb)
-{
-	return skb->tstamp;
-}
-
-void rust_helper_skb_set_tstamp(struct sk_buff *skb, u64 tstamp)
-{
-	skb->tstamp = tstamp;
 }
 
 u32 rust_helper_skb_get_hash(struct sk_buff *skb)
@@ -190,17 +148,8 @@ int rust_helper_nla_put_u8(struct sk_buff *skb, int attrtype, u8 value)
 	return nla_put_u8(skb, attrtype, value);
 }
 
-unsigned long rust_helper_get_jiffies(void)
-{
-	return READ_ONCE(jiffies);
-}
-
 unsigned long rust_helper_usecs_to_jiffies(unsigned int u)
 {
 	return usecs_to_jiffies(u);
 }
 
-u64 rust_helper_ktime_get_ns(void)
-{
-	return ktime_get_ns();
-}

@@ -49,6 +49,8 @@
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/hook.h>
 
+#include "run_on_cpu.h"
+
 #ifndef CONFIG_PAGE_POOL_STATS
 #error "page_pool_bench reports page_pool statistics: needs CONFIG_PAGE_POOL_STATS"
 #endif
@@ -73,44 +75,9 @@ MODULE_PARM_DESC(cpu, "CPU of the three paths (default: first online)");
 static struct page *bench_pages[NUMA_FILL];
 
 /* Run @fn(@arg) in a kthread bound to @c and return its result. */
-struct bench_work {
-	int (*fn)(void *arg);
-	void *arg;
-	int ret;
-	struct completion done;
-};
-
-static int bench_thread(void *data)
-{
-	struct bench_work *w = data;
-
-	w->ret = w->fn(w->arg);
-	complete(&w->done);
-	/* @w is on the caller's stack: wait for kthread_stop(). */
-	set_current_state(TASK_INTERRUPTIBLE);
-	while (!kthread_should_stop()) {
-		schedule();
-		set_current_state(TASK_INTERRUPTIBLE);
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
-}
-
 static int run_on_cpu(int c, int (*fn)(void *), void *arg)
 {
-	struct bench_work w = { .fn = fn, .arg = arg };
-	struct task_struct *t;
-
-	if (c < 0 || c >= nr_cpu_ids || !cpu_online(c))
-		return -EINVAL;
-	init_completion(&w.done);
-	t = kthread_create_on_cpu(bench_thread, &w, c, "page_pool_bench/%u");
-	if (IS_ERR(t))
-		return PTR_ERR(t);
-	wake_up_process(t);
-	wait_for_completion(&w.done);
-	kthread_stop(t);
-	return w.ret;
+	return rsnet_run_on_cpu(c, fn, arg, "page_pool_bench/%u");
 }
 
 static struct page_pool *bench_pool(void)

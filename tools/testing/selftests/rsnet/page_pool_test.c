@@ -46,6 +46,8 @@
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/hook.h>
 
+#include "run_on_cpu.h"
+
 #ifndef CONFIG_PAGE_POOL_STATS
 #error "page_pool_test checks page_pool statistics: needs CONFIG_PAGE_POOL_STATS"
 #endif
@@ -369,48 +371,26 @@ static bool tp_done(struct tpool *tp, const char *what)
 }
 
 /* Run @fn(@arg) in a kthread bound to @cpu and return its result. */
-struct ppt_work {
+struct ppt_call {
 	bool (*fn)(void *arg);
 	void *arg;
-	bool ret;
-	struct completion done;
 };
 
-static int ppt_thread(void *data)
+static int ppt_call_fn(void *data)
 {
-	struct ppt_work *w = data;
+	struct ppt_call *c = data;
 
-	w->ret = w->fn(w->arg);
-	complete(&w->done);
-	/* @w is on the caller's stack: wait for kthread_stop(). */
-	set_current_state(TASK_INTERRUPTIBLE);
-	while (!kthread_should_stop()) {
-		schedule();
-		set_current_state(TASK_INTERRUPTIBLE);
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return c->fn(c->arg) ? 0 : 1;
 }
 
 static bool run_on_cpu(int cpu, bool (*fn)(void *), void *arg)
 {
-	struct ppt_work w = { .fn = fn, .arg = arg };
-	struct task_struct *t;
+	struct ppt_call c = { .fn = fn, .arg = arg };
+	int ret = rsnet_run_on_cpu(cpu, ppt_call_fn, &c, "page_pool_test/%u");
 
-	if (cpu < 0 || !cpu_online(cpu)) {
-		ppt_diag("cpu %d is not online", cpu);
-		return false;
-	}
-	init_completion(&w.done);
-	t = kthread_create_on_cpu(ppt_thread, &w, cpu, "page_pool_test/%u");
-	if (IS_ERR(t)) {
-		ppt_diag("kthread on cpu %d: error %ld", cpu, PTR_ERR(t));
-		return false;
-	}
-	wake_up_process(t);
-	wait_for_completion(&w.done);
-	kthread_stop(t);
-	return w.ret;
+	if (ret < 0)
+		ppt_diag("cannot run on cpu %d: error %d", cpu, ret);
+	return ret == 0;
 }
 
 /* The first online CPU of @nid, if @nid has memory too; else -1. */
