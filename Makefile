@@ -7,7 +7,8 @@
 #   make vm       interactive shell in the test VM (make vm CMD='...' runs one)
 #   make kernel   only prepare and build the test kernel (cached)
 #   make modules  only build the out-of-tree modules
-#   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5)
+#   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5,
+#                 BENCH=page_pool,tcp,fq picks the parts)
 #   make lint     rustfmt, clippy and checkpatch
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
@@ -17,7 +18,7 @@
 # The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
 
 T := tools/rsnet
-export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT CMD ROUNDS
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT CMD ROUNDS BENCH
 
 .PHONY: all deps kernel modules check run vm bench lint clean
 all: modules

@@ -2,7 +2,6 @@
 
 #ifdef CONFIG_PAGE_POOL
 #include <linux/mm.h>
-#include <linux/ptr_ring.h>
 #include <linux/topology.h>
 #include <net/netmem.h>
 #include <net/page_pool/helpers.h>
@@ -20,23 +19,6 @@ int rust_helper_numa_mem_id(void)
 int rust_helper_netmem_page_nid(netmem_ref netmem)
 {
 	return page_to_nid(netmem_to_page(netmem));
-}
-
-bool rust_helper_page_pool_ring_empty(struct page_pool *pool)
-{
-	return __ptr_ring_empty(&pool->ring);
-}
-
-netmem_ref rust_helper_page_pool_ring_consume(struct page_pool *pool)
-{
-	return (__force netmem_ref)__ptr_ring_consume(&pool->ring);
-}
-
-/* Returns 0 when queued, -ENOSPC when the ring is full. */
-int rust_helper_page_pool_ring_produce(struct page_pool *pool,
-				       netmem_ref netmem)
-{
-	return __ptr_ring_produce(&pool->ring, (__force void *)netmem);
 }
 
 /* page_pool_put_page_bulk()'s view of one entry: its head page, and

@@ -4,6 +4,9 @@
 # medians and the ratio.
 set -u
 ROUNDS=${1:-5}
+# Which parts to run (make bench BENCH=page_pool,fq); all by default.
+BENCH=${2:-page_pool,tcp,fq}
+want() { [[ ",$BENCH," == *",$1,"* ]]; }
 res=$RSNET_RESULTS
 SELF=$RSNET_TOP/tools/testing/selftests/rsnet
 export BASE_DIR=$RSNET_KSRC/tools/testing/selftests
@@ -14,6 +17,7 @@ say() { echo "$*" | tee -a "$out"; }
 med() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.3f}' if b else 'n/a')" "$1" "$2"; }
 
+if want page_pool; then
 # --- page_pool: recycle paths, C against Rust --------------------------------
 # page_pool_bench prints one line per run, e.g.
 # "page_pool_bench: path=c fast_ns=.. fast_cycles=.. ring_ns=.. ..."
@@ -70,6 +74,9 @@ say "(rust-off: /proc/sys/rsnet/page_pool/numa_check=0, the rule turned off)"
 modprobe -r page_pool_rs 2>/dev/null
 say ""
 
+fi
+
+if want tcp; then
 # --- tcp_tx_skb_cache: loopback throughput and skb allocations ------------------
 modprobe tcp_tx_skb_cache
 slab=/sys/kernel/slab/skbuff_fclone_cache
@@ -111,6 +118,9 @@ sysctl -q -w net.ipv4.tcp_tx_skb_cache=0
 modprobe -r tcp_tx_skb_cache
 say ""
 
+fi
+
+if want fq; then
 ip link add fqbench type dummy && ip link set fqbench up
 ip addr add 10.66.0.1/24 dev fqbench
 fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
@@ -181,5 +191,6 @@ done
 say "=====  ========  ========  ===================  ==================="
 say ""
 fq_unload_all
+fi
 
 say "Reproduce: make bench ROUNDS=$ROUNDS (one VM boot; C and Rust, off and on, alternate)."

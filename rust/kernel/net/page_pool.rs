@@ -19,7 +19,7 @@
 //! given one only where C would touch them.
 
 use crate::{bindings, error::to_result, ffi::c_void, prelude::*, str::CStr, types::Opaque};
-use core::marker::PhantomData;
+use core::{marker::PhantomData, ptr};
 
 /// No NUMA node preference (`NUMA_NO_NODE`).
 pub const NUMA_NO_NODE: i32 = -1;
@@ -38,6 +38,59 @@ pub fn numa_mem_id() -> i32 {
     // SAFETY: No precondition; the value may be stale once preemptible,
     // which callers accept (C's refill runs in softirq, where it is stable).
     unsafe { bindings::numa_mem_id() }
+}
+
+/// Reads the `i32` at `OFFSET` in this CPU's `pcpu_hot` (`this_cpu_read()`).
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+#[inline(always)]
+fn pcpu_hot_read<const OFFSET: usize>() -> i32 {
+    let v: i32;
+    // SAFETY: `pcpu_hot` is a per-CPU variable and `%gs` the base of this
+    // CPU's area, so this one load reads this CPU's copy, as C's
+    // `this_cpu_read()` does; callers pass the offset of an `i32` field.
+    unsafe {
+        core::arch::asm!(
+            "mov {v:e}, dword ptr gs:[rip + {hot} + {off}]",
+            v = out(reg) v,
+            hot = sym bindings::pcpu_hot,
+            off = const OFFSET,
+            options(nostack, readonly, preserves_flags),
+        )
+    };
+    v
+}
+
+/// `in_softirq()`: serving a softirq, or bottom halves disabled.
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
+#[inline(always)]
+fn in_softirq() -> bool {
+    const SOFTIRQ_MASK: i32 = ((1 << bindings::SOFTIRQ_BITS) - 1) << bindings::SOFTIRQ_SHIFT;
+    const PREEMPT_COUNT: usize = core::mem::offset_of!(
+        bindings::pcpu_hot,
+        __bindgen_anon_1.__bindgen_anon_1.preempt_count
+    );
+    pcpu_hot_read::<PREEMPT_COUNT>() & SOFTIRQ_MASK != 0
+}
+
+/// `smp_processor_id()`, read once.
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+#[inline(always)]
+fn smp_processor_id() -> i32 {
+    const CPU_NUMBER: usize = core::mem::offset_of!(
+        bindings::pcpu_hot,
+        __bindgen_anon_1.__bindgen_anon_1.cpu_number
+    );
+    pcpu_hot_read::<CPU_NUMBER>()
+}
+
+/// `smp_wmb()`: x86-64 does not reorder stores with stores, so C's is a
+/// compiler barrier; elsewhere a release fence orders at least as much.
+#[inline(always)]
+fn smp_wmb() {
+    #[cfg(CONFIG_X86_64)]
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    #[cfg(not(CONFIG_X86_64))]
+    core::sync::atomic::fence(core::sync::atomic::Ordering::Release);
 }
 
 /// A page of a page pool, or a `net_iov` of a memory provider
@@ -187,6 +240,52 @@ impl PagePool {
         unsafe { bindings::page_pool_nid(self.as_ptr()) }
     }
 
+    /// Whether we run in the pool's consumer context, so the alloc cache
+    /// may be used without being asked to (`page_pool_napi_local()`).
+    #[inline]
+    fn napi_local(&self) -> bool {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
+        {
+            if !in_softirq() {
+                return false;
+            }
+            let cpuid = smp_processor_id();
+            let pool = self.as_ptr();
+            // SAFETY: The pool is live (type invariant); these are the
+            // `READ_ONCE()`s of C, and a NAPI instance set in a pool
+            // outlives it.
+            unsafe {
+                if ptr::addr_of!((*pool).cpuid).read_volatile() == cpuid {
+                    return true;
+                }
+                let napi = ptr::addr_of!((*pool).p.napi).read_volatile();
+                !napi.is_null() && ptr::addr_of!((*napi).list_owner).read_volatile() == cpuid
+            }
+        }
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT))))]
+        // SAFETY: The pool is live (type invariant).
+        unsafe {
+            bindings::page_pool_hook_napi_local(self.as_ptr())
+        }
+    }
+
+    /// The pool's ptr_ring; producer and consumer ends are guarded by
+    /// [`RingProducer`] and [`AllocCache`].
+    #[inline]
+    fn ring(&self) -> *mut bindings::ptr_ring {
+        // SAFETY: The pool is live; we only form the field's address.
+        unsafe { ptr::addr_of_mut!((*self.as_ptr()).ring) }
+    }
+
+    /// The ring's `producer_lock` as the `raw_spinlock_t` that the
+    /// `_raw_spin_*()` functions take (`spinlock_t` wraps one at offset 0).
+    #[cfg(not(CONFIG_PREEMPT_RT))]
+    #[inline]
+    fn producer_rlock(&self) -> *mut bindings::raw_spinlock_t {
+        // SAFETY: The pool is live; we only form the field's address.
+        unsafe { ptr::addr_of_mut!((*self.ring()).producer_lock).cast() }
+    }
+
     /// Gives `netmem` back to the page allocator (or its provider),
     /// unmapping it (`page_pool_return_page()`).
     #[inline]
@@ -244,9 +343,26 @@ impl PagePool {
         self.recycle_stat_add(stat, 1);
     }
 
-    /// Locks the producer side of the pool's ring.
+    /// Locks the producer side of the pool's ring
+    /// (`page_pool_producer_lock()`).
     #[inline]
     pub fn ring_producer(&self) -> RingProducer<'_> {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
+        let in_softirq = {
+            let in_softirq = in_softirq();
+            // SAFETY: The pool is live (type invariant); as in C, with BHs
+            // already off the plain lock suffices, else BHs go off too. The
+            // guard unlocks the same way.
+            unsafe {
+                if in_softirq {
+                    bindings::_raw_spin_lock(self.producer_rlock());
+                } else {
+                    bindings::_raw_spin_lock_bh(self.producer_rlock());
+                }
+            }
+            in_softirq
+        };
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT))))]
         // SAFETY: The pool is live (type invariant).
         let in_softirq = unsafe { bindings::page_pool_hook_producer_lock(self.as_ptr()) };
         RingProducer {
@@ -263,26 +379,49 @@ pub struct RingProducer<'a> {
 }
 
 impl RingProducer<'_> {
-    /// Queues `netmem` in the ring, or hands it back if the ring is full.
+    /// Queues `netmem` in the ring, or hands it back if the ring is full
+    /// (`__ptr_ring_produce()`).
     #[inline]
     pub fn produce(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
-        // SAFETY: The pool is live and we hold the producer lock; on
-        // success the ring owns the page.
-        let r = unsafe { bindings::page_pool_ring_produce(self.pool.as_ptr(), netmem.0) };
-        if r == 0 {
-            let _ = netmem.into_raw();
-            Ok(())
-        } else {
-            Err(netmem)
+        let r = self.pool.ring();
+        // SAFETY: The pool is live and we hold the producer lock, so the
+        // producer index is ours and `queue` has `size` slots; a slot is
+        // free when NULL. As in C, the entry is published after the
+        // barrier, with the store the consumer reads once.
+        unsafe {
+            let size = (*r).size;
+            let producer = (*r).producer;
+            let slot = (*r).queue.add(producer as usize);
+            if size == 0 || !slot.read_volatile().is_null() {
+                return Err(netmem);
+            }
+            smp_wmb();
+            slot.write_volatile(netmem.into_raw() as *mut c_void);
+            // Indices stay below `size`, an `i32`: no overflow.
+            let next = producer.wrapping_add(1);
+            (*r).producer = if next >= size { 0 } else { next };
         }
+        Ok(())
     }
 }
 
 impl Drop for RingProducer<'_> {
     #[inline]
     fn drop(&mut self) {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
+        // SAFETY: Locked by `PagePool::ring_producer` the way the flag says.
+        unsafe {
+            if self.in_softirq {
+                bindings::_raw_spin_unlock(self.pool.producer_rlock());
+            } else {
+                bindings::_raw_spin_unlock_bh(self.pool.producer_rlock());
+            }
+        }
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT))))]
         // SAFETY: Locked by `PagePool::ring_producer` with this flag.
-        unsafe { bindings::page_pool_hook_producer_unlock(self.pool.as_ptr(), self.in_softirq) };
+        unsafe {
+            bindings::page_pool_hook_producer_unlock(self.pool.as_ptr(), self.in_softirq)
+        };
     }
 }
 
@@ -350,18 +489,55 @@ impl AllocCache<'_> {
     /// Returns `true` if the ring is empty (`__ptr_ring_empty()`).
     #[inline]
     pub fn ring_is_empty(&self) -> bool {
-        // SAFETY: The consumer context is ours (type invariant).
-        unsafe { bindings::page_pool_ring_empty(self.pool.as_ptr()) }
+        let r = self.pool.ring();
+        // SAFETY: The consumer context is ours (type invariant), so the
+        // consumer index is, and it is within the `size` slots of `queue`.
+        unsafe {
+            let size = (*r).size;
+            let head = ptr::addr_of!((*r).consumer_head).read_volatile();
+            size == 0 || (*r).queue.add(head as usize).read_volatile().is_null()
+        }
     }
 
     /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
     #[inline]
     pub fn ring_consume(&mut self) -> Option<Netmem> {
+        let r = self.pool.ring();
         // SAFETY: The consumer context is ours (type invariant), so the
-        // consumer end of the ring is; the page goes to the caller.
-        let netmem = unsafe { bindings::page_pool_ring_consume(self.pool.as_ptr()) };
-        // INVARIANT: A non-zero entry is a page the ring owned.
-        (netmem != 0).then_some(Netmem(netmem))
+        // consumer end of the ring is: we read the oldest slot once (its
+        // page was written before it was published, see `produce`), and
+        // hand slots back to the producer a batch at a time, zeroing them
+        // newest first and moving `consumer_tail`, as
+        // `__ptr_ring_discard_one()` does. The page goes to the caller.
+        unsafe {
+            let size = (*r).size;
+            if size == 0 {
+                return None;
+            }
+            let queue = (*r).queue;
+            let mut head = (*r).consumer_head;
+            let netmem = queue.add(head as usize).read_volatile() as bindings::netmem_ref;
+            if netmem == 0 {
+                return None;
+            }
+            // Indices stay within `0..=size`, an `i32`: no overflow.
+            let mut consumer_head = head.wrapping_add(1);
+            let tail = (*r).consumer_tail;
+            if consumer_head.wrapping_sub(tail) >= (*r).batch || consumer_head >= size {
+                while head >= tail {
+                    queue.add(head as usize).write(ptr::null_mut());
+                    head = head.wrapping_sub(1);
+                }
+                (*r).consumer_tail = consumer_head;
+            }
+            if consumer_head >= size {
+                consumer_head = 0;
+                (*r).consumer_tail = 0;
+            }
+            ptr::addr_of_mut!((*r).consumer_head).write_volatile(consumer_head);
+            // INVARIANT: A non-zero entry is a page the ring owned.
+            Some(Netmem(netmem))
+        }
     }
 
     /// Counts one event of an allocation statistic.
@@ -510,7 +686,7 @@ impl<T: Hook> Adapter<T> {
     ///
     /// Called by `page_pool_put_unrefed_netmem()` on a live pool with a
     /// page whose last reference was dropped; `allow_direct` says whether
-    /// we run in the consumer context.
+    /// the caller knows it runs in the consumer context.
     unsafe extern "C" fn put_unrefed(
         pool: *mut bindings::page_pool,
         netmem: bindings::netmem_ref,
@@ -519,6 +695,8 @@ impl<T: Hook> Adapter<T> {
     ) {
         // SAFETY: The pool is live for the call.
         let pool = unsafe { PagePool::from_raw(pool) };
+        // As C: if the caller does not know, the pool's NAPI context decides.
+        let allow_direct = allow_direct || pool.napi_local();
         // INVARIANT: The caller gave up its last reference: the page is ours.
         T::put_unrefed(
             pool,
@@ -536,10 +714,10 @@ impl<T: Hook> Adapter<T> {
         pool: *mut bindings::page_pool,
         data: *mut *mut c_void,
         count: i32,
-        allow_direct: bool,
     ) {
         // SAFETY: The pool is live for the call.
         let pool = unsafe { PagePool::from_raw(pool) };
+        let allow_direct = pool.napi_local();
         // INVARIANT: Nothing consumed or kept yet.
         let pages = BulkPages {
             data,
@@ -566,8 +744,8 @@ impl<T: Hook> Ops<T> {
 }
 
 /// A registered [`Hook`]: every page pool recycles through `T` until this
-/// is dropped, which switches back to the C path and waits for running
-/// hooks (`synchronize_rcu()`).
+/// is dropped, which switches back to the C path and waits until no CPU and
+/// no task runs a hook (`synchronize_rcu()`, `synchronize_rcu_tasks()`).
 ///
 /// # Invariants
 ///
