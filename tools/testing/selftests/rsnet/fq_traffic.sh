@@ -59,7 +59,7 @@ inB $TR tcp-sink 10.88.0.2 7000 >/dev/null &
 pids+=($!)
 sleep 1
 
-# 1. Pacing at maxrate is measured with pktgen in fq_stress.sh (a
+# 1. Pacing at maxrate is measured with pktgen in fq_pacing.sh (a
 # user-space sender on this emulated debug kernel cannot offer 1 MB/s).
 
 # 2. Fairness: 4 TCP flows behind a 16mbit bottleneck get equal shares.
@@ -142,8 +142,7 @@ ktap_print_msg "band 0 vs band 2 (weights 9:1) behind 8mbit: $out"
 check "band 0 gets at least 3x the bytes of band 2" python3 -c "
 import json,sys; b=json.loads('$out')['bytes']; sys.exit(not (b[0] >= 3 * b[1]))"
 
-# The timer_slack comparison (1000 pktgen flows) is in fq_stress.sh, not
-# run by default: see Documentation/rsnet/sch_fq.rst, "Known problems".
+# The timer_slack comparison (1000 pktgen flows) is in fq_pacing.sh.
 
 inA tc qdisc del dev veth-a root
 kill "${pids[@]}" 2>/dev/null
