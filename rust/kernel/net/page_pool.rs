@@ -148,8 +148,20 @@ impl Netmem {
     /// provider chose its memory).
     #[inline]
     pub fn nid(&self) -> Option<i32> {
-        // SAFETY: A page we own (type invariant) is valid.
-        (!self.is_net_iov()).then(|| unsafe { bindings::netmem_page_nid(self.0) })
+        if self.is_net_iov() {
+            return None;
+        }
+        if bindings::NODES_WIDTH == 0 || cfg!(CONFIG_DEBUG_VM_PGFLAGS) {
+            // The node is not in `page->flags`, or C checks the flags
+            // first: ask C.
+            // SAFETY: A page we own (type invariant) is valid.
+            return Some(unsafe { bindings::netmem_page_nid(self.0) });
+        }
+        // SAFETY: A page we own (type invariant) is valid; its node bits
+        // never change (`page_to_nid()`).
+        let flags = unsafe { (*self.page()).flags };
+        let mask = bindings::NODES_MASK as crate::ffi::c_ulong;
+        Some(((flags >> bindings::NODES_PGSHIFT) & mask) as i32)
     }
 
     /// Returns the raw `netmem_ref`, e.g. to compare pages.
