@@ -163,21 +163,16 @@ say "=========  =============  ==========  ==========  ============="
 say ""
 
 # --- sch_fq: watchdog wakeups with many paced flows ------------------------
-# Each expiry of the qdisc watchdog schedules the qdisc, which then runs in
-# the NET_TX softirq; with pktgen's queue_xmit nothing else raises NET_TX,
-# so NET_TX softirqs per second are the watchdog's wakeups (a tracepoint
-# would count them exactly, but turning it on patches kernel text, which
-# TCG once got wrong). All hrtimer interrupts, 1000 Hz ticks included,
-# are shown for reference.
-net_tx() { awk '/NET_TX/ {for (i = 2; i <= NF; i++) s += $i} END {print s}' /proc/softirqs; }
+# Wakeups are NET_TX softirqs (net_tx_softirqs in lib.sh says why). All
+# hrtimer interrupts, 1000 Hz ticks included, are shown for reference.
 timer_irqs() { awk '/nr_events/ {s += $3} END {print s}' /proc/timer_list; }
 wakeups() { # IMPL SLACK -> "NET_TX/s hrtimer-irqs/s"
 	fq_impl "$1"
 	tc qdisc add dev fqbench root fq maxrate 400kbit timer_slack "$2"
 	local n0 n1 e0 e1
-	n0=$(net_tx); e0=$(timer_irqs)
+	n0=$(net_tx_softirqs); e0=$(timer_irqs)
 	"$SELF/pktgen_flows.sh" fqbench 10.66.0.2 1000 3 1000 >/dev/null
-	n1=$(net_tx); e1=$(timer_irqs)
+	n1=$(net_tx_softirqs); e1=$(timer_irqs)
 	tc qdisc del dev fqbench root
 	echo "$(((n1 - n0) / 3)) $(((e1 - e0) / 3))"
 }

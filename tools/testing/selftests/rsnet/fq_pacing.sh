@@ -45,21 +45,15 @@ ktap_print_msg "paced flow: $rate B/s at the qdisc (maxrate 1000000 B/s)"
 check "a paced flow is delivered at its maxrate within 10%" \
 	python3 -c "import sys; sys.exit(abs($rate - 1000000) > 100000)"
 
-# 2. Watchdog wakeups with 1000 flows paced at 400kbit, 3 s each. Each
-# expiry of the qdisc watchdog (a hard hrtimer) schedules the qdisc, which
-# runs in the NET_TX softirq; with pktgen's queue_xmit little else raises
-# NET_TX, so its count follows the watchdog's (against the
-# timer:hrtimer_expire_entry tracepoint filtered on qdisc_watchdog(), within
-# about 20 %). The tracepoint is not used here: turning it on patches kernel
-# text, and QEMU's TCG once ran a stale int3 of such a patch.
-net_tx() { awk '/NET_TX/ {for (i = 2; i <= NF; i++) s += $i} END {print s}' /proc/softirqs; }
+# 2. Watchdog wakeups (NET_TX softirqs, see net_tx_softirqs in lib.sh)
+# with 1000 flows paced at 400kbit, 3 s each.
 wakeups() { # SLACK -> NET_TX softirqs in 3 s of traffic
 	tc qdisc del dev $DEV root 2>/dev/null
 	tc qdisc add dev $DEV root fq maxrate 400kbit timer_slack "$1"
 	local n0
-	n0=$(net_tx)
+	n0=$(net_tx_softirqs)
 	"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1000 3 >/dev/null
-	echo $(($(net_tx) - n0))
+	echo $(($(net_tx_softirqs) - n0))
 }
 w0=0 w10=0 l0= l10=
 for i in 1 2 3; do

@@ -62,3 +62,13 @@ fq_unload_all() {
 module_refcnt() {
 	cat /sys/module/"$1"/refcnt 2>/dev/null || echo none
 }
+
+# net_tx_softirqs: NET_TX softirqs run so far, all CPUs. Each expiry of a
+# qdisc watchdog schedules its qdisc there; with pktgen's queue_xmit little
+# else raises NET_TX, so the count follows the watchdog's wakeups (within
+# about 20 % of qdisc_watchdog() expirations counted by the
+# timer:hrtimer_expire_entry tracepoint, which is not used: turning it on
+# patches kernel text, and QEMU's TCG once ran a stale int3 of such a patch).
+net_tx_softirqs() {
+	awk '/NET_TX/ {for (i = 2; i <= NF; i++) s += $i} END {print s}' /proc/softirqs
+}
