@@ -164,10 +164,12 @@ impl Arena {
         self.chunks.len() * CHUNK
     }
 
+    #[inline]
     fn get(&self, i: u32) -> &Flow {
         &self.chunks[i as usize / CHUNK][i as usize % CHUNK]
     }
 
+    #[inline]
     fn get_mut(&mut self, i: u32) -> &mut Flow {
         &mut self.chunks[i as usize / CHUNK][i as usize % CHUNK]
     }
@@ -298,6 +300,7 @@ fn new_buckets(log: u8) -> Result<KVVec<u32>> {
 }
 
 impl FqSchedData {
+    #[inline]
     fn flow(&self, i: u32) -> &Flow {
         if i == INTERNAL {
             &self.internal
@@ -306,6 +309,7 @@ impl FqSchedData {
         }
     }
 
+    #[inline]
     fn flow_mut(&mut self, i: u32) -> &mut Flow {
         if i == INTERNAL {
             &mut self.internal
@@ -314,6 +318,7 @@ impl FqSchedData {
         }
     }
 
+    #[inline]
     fn head_mut(&mut self, band: usize, sel: ListSel) -> &mut FlowHead {
         let pband = &mut self.band_flows[band];
         match sel {
@@ -322,6 +327,7 @@ impl FqSchedData {
         }
     }
 
+    #[inline]
     fn fq_flow_add_tail(&mut self, fi: u32, sel: ListSel) {
         let band = self.flow(fi).band as usize;
         let head = *self.head_mut(band, sel);
@@ -492,6 +498,7 @@ impl FqSchedData {
     }
 
     /// `fq_fastpath_check()`.
+    #[inline]
     fn fq_fastpath_check(&self, sch: &Qdisc<Fq>, skb: &SkBuff, now: u64) -> bool {
         if time_to_send(skb) > now {
             return false;
@@ -520,6 +527,7 @@ impl FqSchedData {
     }
 
     /// `fq_classify()`.
+    #[inline]
     fn fq_classify(&mut self, sch: &Qdisc<Fq>, skb: &mut SkBuff, now: u64) -> u32 {
         let sock = skb
             .sock()
@@ -631,6 +639,7 @@ impl FqSchedData {
     }
 
     /// Removes the first skb of flow `fi` (`fq_dequeue_skb()`).
+    #[inline]
     fn fq_dequeue_skb(&mut self, sch: &Qdisc<Fq>, fi: u32) -> Option<SkBuff> {
         let skb = self.flow_mut(fi).queue.pop_front()?;
         sch.account_dequeue(&skb);
@@ -638,6 +647,7 @@ impl FqSchedData {
     }
 
     /// `fq_dequeue()`.
+    #[inline]
     fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<SkBuff> {
         if sch.qlen() == 0 {
             return None;
@@ -1054,6 +1064,7 @@ impl QdiscOps for Fq {
         Ok(q)
     }
 
+    #[inline]
     fn enqueue(
         sch: &Qdisc<Self>,
         q: &mut FqSchedData,
@@ -1120,6 +1131,7 @@ impl QdiscOps for Fq {
         XmitStatus::SUCCESS
     }
 
+    #[inline]
     fn dequeue(sch: &Qdisc<Self>, q: &mut FqSchedData) -> Option<SkBuff> {
         q.fq_dequeue(sch)
     }

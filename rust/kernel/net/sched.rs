@@ -231,8 +231,32 @@ impl<T: QdiscOps> Qdisc<T> {
     /// Counts `skb` as sent (`qdisc_bstats_update()`).
     #[inline]
     pub fn bstats_update(&self, skb: &SkBuff) {
+        #[cfg(CONFIG_64BIT)]
+        {
+            let bytes = u64::from(skb.qdisc_pkt_len());
+            let packets = u64::from(skb.stats_segs());
+            // SAFETY: As for `limit`. With 64-bit longs `u64_stats_sync` is
+            // empty and `u64_stats_add()` a plain add to the counter
+            // (`local64_add()`): the writers of a qdisc's `bstats` are
+            // serialised by its root lock, which we hold, and readers use
+            // `u64_stats_read()`, a single untorn aligned load, as the
+            // volatile store here is.
+            unsafe {
+                let b = ptr::addr_of_mut!((*self.as_ptr()).bstats);
+                let bytes_p = ptr::addr_of_mut!((*b).bytes.v.a.a.counter);
+                let packets_p = ptr::addr_of_mut!((*b).packets.v.a.a.counter);
+                ptr::write_volatile(bytes_p, ptr::read_volatile(bytes_p).wrapping_add(bytes as i64));
+                ptr::write_volatile(
+                    packets_p,
+                    ptr::read_volatile(packets_p).wrapping_add(packets as i64),
+                );
+            }
+        }
         // SAFETY: As for `limit`; `skb` is valid.
-        unsafe { bindings::qdisc_bstats_update(self.as_ptr(), skb.as_ptr()) };
+        #[cfg(not(CONFIG_64BIT))]
+        unsafe {
+            bindings::qdisc_bstats_update(self.as_ptr(), skb.as_ptr())
+        };
     }
 
     /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).

@@ -199,8 +199,46 @@ impl SkBuff {
     /// Returns the flow hash, computing it if needed (`skb_get_hash()`).
     #[inline]
     pub fn get_hash(&mut self) -> u32 {
-        // SAFETY: The pointer is valid and the metadata ours (invariant).
-        unsafe { bindings::skb_get_hash(self.as_ptr()) }
+        let skb = self.as_ptr();
+        // SAFETY: The pointer is valid and the metadata ours (invariant);
+        // `l4_hash`, `sw_hash` and `hash` are plain members of the `headers`
+        // group. As `skb_get_hash()` does inline, only an skb without a
+        // recorded hash goes to `__skb_get_hash_net()`, which records one
+        // (a NULL netns is what `skb_get_hash()` passes).
+        unsafe {
+            let h = (*skb).__bindgen_anon_4.__bindgen_anon_1.as_ref();
+            if h.l4_hash() == 0 && h.sw_hash() == 0 {
+                bindings::__skb_get_hash_net(core::ptr::null(), skb);
+            }
+            (*skb).__bindgen_anon_4.__bindgen_anon_1.as_ref().hash
+        }
+    }
+
+    /// The segments the packet counts for in statistics: `gso_segs` for a
+    /// GSO packet, else 1 (as `bstats_update()` counts).
+    #[inline]
+    pub fn stats_segs(&self) -> u32 {
+        let skb = self.as_ptr();
+        // SAFETY: The pointer is valid (type invariant) and every skb has
+        // its shared info at `head + end` (`skb_shinfo()`; with 64-bit
+        // longs `end` is an offset, `NET_SKBUFF_DATA_USES_OFFSET`).
+        #[cfg(CONFIG_64BIT)]
+        let shinfo = unsafe {
+            (*skb)
+                .head
+                .add((*skb).end as usize)
+                .cast::<bindings::skb_shared_info>()
+        };
+        // SAFETY: As above; `skb_shinfo()` works on any valid skb.
+        #[cfg(not(CONFIG_64BIT))]
+        let shinfo = unsafe { bindings::skb_shinfo(skb) };
+        // SAFETY: `shinfo` points at the skb's valid shared info.
+        let (gso_size, gso_segs) = unsafe { ((*shinfo).gso_size, (*shinfo).gso_segs) };
+        if gso_size != 0 {
+            u32::from(gso_segs)
+        } else {
+            1
+        }
     }
 
     /// Detaches the skb from its socket (`skb_orphan()`).
