@@ -92,6 +92,7 @@ fn set_skb_band(skb: &mut SkBuff, band: u8) {
     skb.qdisc_cb_mut()[8] = band;
 }
 
+#[derive(Zeroable)]
 struct Flow {
     /// Packets, in time_to_send order.
     queue: SkbQueue,
@@ -148,7 +149,7 @@ impl Flow {
 /// Storage of the flows, in fixed chunks so that growing it in atomic
 /// context never moves or copies flows.
 struct Arena {
-    chunks: KVec<KVec<Flow>>,
+    chunks: KVec<KBox<[Flow; CHUNK]>>,
     free: u32,
 }
 
@@ -177,15 +178,18 @@ impl Arena {
     /// Adds a chunk of free flows (GFP_ATOMIC: called from enqueue).
     fn grow(&mut self) -> Result {
         let base = self.capacity() as u32;
-        let mut chunk = KVec::with_capacity(CHUNK, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
-        for i in 0..CHUNK as u32 {
-            let mut f = Flow::new();
+        // Zeroed in place: a chunk is too big to build on the stack.
+        let mut chunk = KBox::init(
+            kernel::init::zeroed::<[Flow; CHUNK]>(),
+            flags::GFP_ATOMIC | flags::__GFP_NOWARN,
+        )?;
+        for (i, f) in (0..CHUNK as u32).zip(chunk.iter_mut()) {
+            *f = Flow::new();
             f.hnext = if i + 1 < CHUNK as u32 {
                 base + i + 1
             } else {
                 self.free
             };
-            chunk.push(f, flags::GFP_ATOMIC)?;
         }
         self.chunks
             .push(chunk, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
@@ -301,15 +305,6 @@ fn new_buckets(log: u8) -> Result<KVVec<u32>> {
 
 impl FqSchedData {
     #[inline]
-    fn flow(&self, i: u32) -> &Flow {
-        if i == INTERNAL {
-            &self.internal
-        } else {
-            self.arena.get(i)
-        }
-    }
-
-    #[inline]
     fn flow_mut(&mut self, i: u32) -> &mut Flow {
         if i == INTERNAL {
             &mut self.internal
@@ -327,17 +322,22 @@ impl FqSchedData {
         }
     }
 
+    /// Appends flow `fi` (never the internal one) to a list of its band.
     #[inline]
     fn fq_flow_add_tail(&mut self, fi: u32, sel: ListSel) {
-        let band = self.flow(fi).band as usize;
-        let head = *self.head_mut(band, sel);
-        if head.first != NIL {
-            self.flow_mut(head.last).next = fi;
+        let f = self.arena.get_mut(fi);
+        f.next = NIL;
+        let pband = &mut self.band_flows[f.band as usize];
+        let head = match sel {
+            ListSel::New => &mut pband.new_flows,
+            ListSel::Old => &mut pband.old_flows,
+        };
+        if head.first == NIL {
+            head.first = fi;
         } else {
-            self.head_mut(band, sel).first = fi;
+            self.arena.get_mut(head.last).next = fi;
         }
-        self.head_mut(band, sel).last = fi;
-        self.flow_mut(fi).next = NIL;
+        head.last = fi;
     }
 
     // --- the throttled flows: an indexed min-heap -------------------------
@@ -395,7 +395,7 @@ impl FqSchedData {
 
     fn heap_remove(&mut self, fi: u32) {
         let pos = self.arena.get(fi).heap_pos as usize;
-        self.delayed_len -= 1;
+        self.delayed_len = self.delayed_len.wrapping_sub(1);
         let last = self.delayed[self.delayed_len];
         self.arena.get_mut(fi).heap_pos = NIL;
         if pos < self.delayed_len {
@@ -408,12 +408,12 @@ impl FqSchedData {
 
     fn fq_flow_unset_throttled(&mut self, fi: u32) {
         self.heap_remove(fi);
-        self.throttled_flows -= 1;
+        self.throttled_flows = self.throttled_flows.wrapping_sub(1);
         self.fq_flow_add_tail(fi, ListSel::Old);
     }
 
     fn fq_flow_set_throttled(&mut self, fi: u32) {
-        self.throttle_seq += 1;
+        self.throttle_seq = self.throttle_seq.wrapping_add(1);
         let seq = self.throttle_seq;
         let f = self.arena.get_mut(fi);
         f.throttle_seq = seq;
@@ -421,11 +421,11 @@ impl FqSchedData {
         let tnp = f.time_next_packet;
         // Room was reserved when the flow's chunk was added.
         let pos = self.delayed_len;
-        self.delayed_len += 1;
+        self.delayed_len = self.delayed_len.wrapping_add(1);
         self.heap_set(pos, fi);
         self.heap_up(pos);
-        self.throttled_flows += 1;
-        self.stat_throttled += 1;
+        self.throttled_flows = self.throttled_flows.wrapping_add(1);
+        self.stat_throttled = self.stat_throttled.wrapping_add(1);
         if self.time_next_delayed_flow > tnp {
             self.time_next_delayed_flow = tnp;
         }
@@ -448,9 +448,32 @@ impl FqSchedData {
         self.arena.grow()
     }
 
-    /// `fq_classify()` after the orphan handling: find or create the flow
-    /// of `key` in its bucket, collecting idle flows met on the way.
-    fn lookup(&mut self, key: usize, own: Option<u32>, now_j: u64) -> Option<(u32, bool)> {
+    /// `fq_classify()` after the orphan handling: find the flow of `key` in
+    /// its bucket; if it is not there, or a flow to collect is met on the
+    /// way, [`Self::lookup_gc`] does the rest.
+    #[inline]
+    fn lookup(&mut self, key: usize, own: Option<u32>) -> Option<(u32, bool)> {
+        let b = hash_ptr(key, self.cfg.fq_trees_log);
+        let mut cur = self.fq_root[b];
+        // jiffies is read only if an idle flow is met, as in C.
+        let mut now_j = None;
+        while cur != NIL {
+            let f = self.arena.get(cur);
+            if f.sk == key {
+                return Some((cur, false));
+            }
+            if f.detached && self.fq_gc_candidate(f, *now_j.get_or_insert_with(jiffies)) {
+                break;
+            }
+            cur = f.hnext;
+        }
+        self.lookup_gc(key, own, now_j.unwrap_or_else(jiffies))
+    }
+
+    /// The rest of [`Self::lookup`]: find or create the flow of `key`,
+    /// collecting idle flows met on the way.
+    #[inline(never)]
+    fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: u64) -> Option<(u32, bool)> {
         let b = hash_ptr(key, self.cfg.fq_trees_log);
         let mut prev = NIL;
         let mut cur = self.fq_root[b];
@@ -506,7 +529,7 @@ impl FqSchedData {
         if sch.qlen() != 0 {
             // Packets are queued, but the fast path may still be used if
             // none is eligible now (all scheduled later) or fast path ones.
-            if self.flows != self.inactive_flows + self.throttled_flows {
+            if self.flows != self.inactive_flows.wrapping_add(self.throttled_flows) {
                 return false;
             }
             // Keep Fair Queue mode under pressure.
@@ -550,7 +573,7 @@ impl FqSchedData {
         };
 
         if self.fq_fastpath_check(sch, skb, now) {
-            self.stat_fastpath_packets += 1;
+            self.stat_fastpath_packets = self.stat_fastpath_packets.wrapping_add(1);
             if own_hash.is_some() && self.cfg.rate_enable {
                 if let Some(sk) = skb.sock() {
                     sk.set_pacing_status_fq();
@@ -559,7 +582,7 @@ impl FqSchedData {
             return INTERNAL;
         }
 
-        let Some((fi, created)) = self.lookup(key, own_hash, jiffies()) else {
+        let Some((fi, created)) = self.lookup(key, own_hash) else {
             self.stat_allocation_errors += 1;
             return INTERNAL;
         };
@@ -602,10 +625,17 @@ impl FqSchedData {
     }
 
     /// `fq_check_throttled()`.
+    #[inline]
     fn fq_check_throttled(&mut self, now: u64) {
         if self.time_next_delayed_flow > now {
             return;
         }
+        self.fq_unthrottle(now);
+    }
+
+    /// Returns the flows due by `now` to the old lists.
+    #[inline(never)]
+    fn fq_unthrottle(&mut self, now: u64) {
         // Unthrottle latency EWMA: cheap, and helps to diagnose timer
         // problems.
         let sample = now - self.time_next_delayed_flow;
@@ -653,7 +683,7 @@ impl FqSchedData {
             return None;
         }
         if !self.internal.queue.is_empty() {
-            self.internal.qlen -= 1;
+            self.internal.qlen = self.internal.qlen.wrapping_sub(1);
             let skb = self.fq_dequeue_skb(sch, INTERNAL)?;
             sch.bstats_update(&skb);
             return Some(skb);
@@ -662,7 +692,7 @@ impl FqSchedData {
         let now = ktime_get_ns();
         self.fq_check_throttled(now);
         let mut retry = 0;
-        let (fi, mut skb) = loop {
+        let skb = loop {
             let Some(sel) = self.fq_pband_head_select(self.band_nr) else {
                 // This band is done: move to the next with credit.
                 let mut found = false;
@@ -675,7 +705,8 @@ impl FqSchedData {
                         self.band_nr = 0;
                     }
                     let pband = &mut self.band_flows[self.band_nr];
-                    pband.credit = core::cmp::min(pband.credit + pband.quantum, pband.quantum);
+                    pband.credit =
+                        core::cmp::min(pband.credit.wrapping_add(pband.quantum), pband.quantum);
                     if pband.credit > 0 {
                         found = true;
                         break;
@@ -696,109 +727,65 @@ impl FqSchedData {
             let band = self.band_nr;
             let fi = self.head_mut(band, sel).first;
             retry = 0;
-            let quantum = self.cfg.quantum as i32;
-            if self.arena.get(fi).credit <= 0 {
-                let f = self.arena.get_mut(fi);
-                f.credit += quantum;
-                let next = f.next;
+            // One lookup of the flow for all that follows (it is C's `f`).
+            let f = self.arena.get_mut(fi);
+            let next = f.next;
+            if f.credit <= 0 {
+                f.credit = f.credit.wrapping_add(self.cfg.quantum as i32);
                 self.head_mut(band, sel).first = next;
                 self.fq_flow_add_tail(fi, ListSel::Old);
                 continue;
             }
 
-            match self.arena.get(fi).peek_time() {
-                Some(tts) => {
-                    let f = self.arena.get(fi);
-                    let time_next_packet = core::cmp::max(tts, f.time_next_packet);
-                    if now < time_next_packet {
-                        let next = f.next;
-                        self.head_mut(band, sel).first = next;
-                        self.arena.get_mut(fi).time_next_packet = time_next_packet;
-                        self.fq_flow_set_throttled(fi);
-                        continue;
-                    }
-                    let Some(mut skb) = self.fq_dequeue_skb(sch, fi) else {
-                        continue;
-                    };
-                    if (now
-                        .wrapping_sub(time_next_packet)
-                        .wrapping_sub(self.cfg.ce_threshold) as i64)
-                        > 0
-                    {
-                        skb.set_ce();
-                        self.stat_ce_mark += 1;
-                    }
-                    let f = self.arena.get_mut(fi);
-                    f.qlen -= 1;
-                    if f.qlen == 0 {
-                        self.inactive_flows += 1;
-                    }
-                    self.band_pkt_count[skb_band(&skb)] -= 1;
-                    break (fi, skb);
+            let Some(tts) = f.peek_time() else {
+                if sel == ListSel::Old {
+                    f.detached = true;
+                    f.age = jiffies();
                 }
-                None => {
-                    let next = self.arena.get(fi).next;
-                    self.head_mut(band, sel).first = next;
-                    // Force a pass through old_flows to prevent starvation.
-                    if sel == ListSel::New {
-                        self.fq_flow_add_tail(fi, ListSel::Old);
-                    } else {
-                        let f = self.arena.get_mut(fi);
-                        f.detached = true;
-                        f.age = jiffies();
-                    }
+                self.head_mut(band, sel).first = next;
+                // Force a pass through old_flows to prevent starvation.
+                if sel == ListSel::New {
+                    self.fq_flow_add_tail(fi, ListSel::Old);
                 }
+                continue;
+            };
+            let time_next_packet = core::cmp::max(tts, f.time_next_packet);
+            if now < time_next_packet {
+                f.time_next_packet = time_next_packet;
+                self.head_mut(band, sel).first = next;
+                self.fq_flow_set_throttled(fi);
+                continue;
             }
+            let Some(mut skb) = f.queue.pop_front() else {
+                continue;
+            };
+            f.qlen = f.qlen.wrapping_sub(1);
+            if f.qlen == 0 {
+                self.inactive_flows = self.inactive_flows.wrapping_add(1);
+            }
+            sch.account_dequeue(&skb);
+            if (now
+                .wrapping_sub(time_next_packet)
+                .wrapping_sub(self.cfg.ce_threshold) as i64)
+                > 0
+            {
+                skb.set_ce();
+                self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
+            }
+            let count = &mut self.band_pkt_count[skb_band(&skb)];
+            *count = count.wrapping_sub(1);
+
+            let mut plen = sched::pkt_len(&skb);
+            f.credit = f.credit.wrapping_sub(plen as i32);
+            let pband = &mut self.band_flows[band];
+            pband.credit = pband.credit.wrapping_sub(plen as i32);
+            if self.cfg.rate_enable && fq_pace(&self.cfg, f, &mut skb, &mut plen, now) {
+                self.stat_pkts_too_long = self.stat_pkts_too_long.wrapping_add(1);
+            }
+            break skb;
         };
-
-        let mut plen = sched::pkt_len(&skb);
-        let band = self.band_nr;
-        self.arena.get_mut(fi).credit -= plen as i32;
-        self.band_flows[band].credit -= plen as i32;
-
-        if self.cfg.rate_enable {
-            self.fq_pace(fi, &mut skb, &mut plen, now);
-        }
         sch.bstats_update(&skb);
         Some(skb)
-    }
-
-    /// The pacing part of `fq_dequeue()`: when may the flow send again.
-    fn fq_pace(&mut self, fi: u32, skb: &mut SkBuff, plen: &mut u32, now: u64) {
-        let mut rate = self.cfg.flow_max_rate;
-        let quantum = self.cfg.quantum;
-        // With an EDT timestamp, time_next_packet only moves if this qdisc
-        // enforces a flow max rate.
-        if skb.tstamp() == 0 {
-            if let Some(sk_rate) = skb.sock().and_then(|sk| sk.pacing_rate()) {
-                rate = core::cmp::min(sk_rate, rate);
-            }
-            if rate <= self.cfg.low_rate_threshold as u64 {
-                self.arena.get_mut(fi).credit = 0;
-            } else {
-                *plen = core::cmp::max(*plen, quantum);
-                if self.arena.get(fi).credit > 0 {
-                    return;
-                }
-            }
-        }
-        if rate != u64::MAX {
-            let mut len = *plen as u64 * NSEC_PER_SEC;
-            // A zero rate leaves `len` as is, as C's `if (likely(rate))`.
-            len = len.checked_div(rate).unwrap_or(len);
-            // The socket rate can change later: clamp the delay to 1 s.
-            if len > NSEC_PER_SEC {
-                len = NSEC_PER_SEC;
-                self.stat_pkts_too_long += 1;
-            }
-            let f = self.arena.get_mut(fi);
-            // Account for schedule/timer drift: time_next_packet was set
-            // when the prior packet was sent, and now can be late.
-            if f.time_next_packet != 0 {
-                len -= core::cmp::min(len / 2, now.wrapping_sub(f.time_next_packet));
-            }
-            f.time_next_packet = now + len;
-        }
     }
 
     /// `fq_reset()`: drop all packets and flows; statistics stay.
@@ -849,6 +836,46 @@ impl FqSchedData {
         self.cfg.fq_trees_log = new_log;
         new
     }
+}
+
+/// The pacing part of `fq_dequeue()`: when may flow `f` send again.
+/// Returns `true` if the delay was clamped (`stat_pkts_too_long`).
+#[inline]
+fn fq_pace(cfg: &Config, f: &mut Flow, skb: &mut SkBuff, plen: &mut u32, now: u64) -> bool {
+    let mut rate = cfg.flow_max_rate;
+    // With an EDT timestamp, time_next_packet only moves if this qdisc
+    // enforces a flow max rate.
+    if skb.tstamp() == 0 {
+        if let Some(sk_rate) = skb.sock().and_then(|sk| sk.pacing_rate()) {
+            rate = core::cmp::min(sk_rate, rate);
+        }
+        if rate <= cfg.low_rate_threshold as u64 {
+            f.credit = 0;
+        } else {
+            *plen = core::cmp::max(*plen, cfg.quantum);
+            if f.credit > 0 {
+                return false;
+            }
+        }
+    }
+    let mut too_long = false;
+    if rate != u64::MAX {
+        let mut len = *plen as u64 * NSEC_PER_SEC;
+        // A zero rate leaves `len` as is, as C's `if (likely(rate))`.
+        len = len.checked_div(rate).unwrap_or(len);
+        // The socket rate can change later: clamp the delay to 1 s.
+        if len > NSEC_PER_SEC {
+            len = NSEC_PER_SEC;
+            too_long = true;
+        }
+        // Account for schedule/timer drift: time_next_packet was set when
+        // the prior packet was sent, and now can be late.
+        if f.time_next_packet != 0 {
+            len -= core::cmp::min(len / 2, now.wrapping_sub(f.time_next_packet));
+        }
+        f.time_next_packet = now.wrapping_add(len);
+    }
+    too_long
 }
 
 /// The attribute policy, as C's `fq_policy`.
@@ -1097,37 +1124,40 @@ impl QdiscOps for Fq {
 
         let fi = q.fq_classify(sch, &mut skb, now);
 
-        if fi != INTERNAL {
-            if q.arena.get(fi).qlen >= q.cfg.flow_plimit as i32 {
-                q.stat_flows_plimit += 1;
-                return to_free.drop(sch, skb, DropReason::FqFlowLimit);
-            }
-            if q.arena.get(fi).detached {
-                // As in C, the flow joins the new list of the band it had
-                // (0 for a new flow); its band is updated just after.
-                q.arena.get_mut(fi).detached = false;
-                q.fq_flow_add_tail(fi, ListSel::New);
-                let age = q.arena.get(fi).age;
-                if time_after(jiffies(), age.wrapping_add(q.cfg.flow_refill_delay)) {
-                    let quantum = q.cfg.quantum;
-                    let f = q.arena.get_mut(fi);
-                    f.credit = core::cmp::max(f.credit as u32, quantum) as i32;
-                }
-            }
-            let f = q.arena.get_mut(fi);
-            f.band = band;
-            let was_empty = f.qlen == 0;
-            q.band_pkt_count[band as usize] += 1;
-            set_skb_band(&mut skb, band);
-            if was_empty {
-                q.inactive_flows -= 1;
-            }
+        if fi == INTERNAL {
+            sch.account_enqueue(&skb);
+            q.internal.qlen = q.internal.qlen.wrapping_add(1);
+            FqSchedData::flow_queue_add(&mut q.internal, skb);
+            return XmitStatus::SUCCESS;
         }
 
+        let f = q.arena.get_mut(fi);
+        if f.qlen >= q.cfg.flow_plimit as i32 {
+            q.stat_flows_plimit += 1;
+            return to_free.drop(sch, skb, DropReason::FqFlowLimit);
+        }
+        let f = if f.detached {
+            // As in C, the flow joins the new list of the band it had (0 for
+            // a new flow); its band is updated just after.
+            f.detached = false;
+            if time_after(jiffies(), f.age.wrapping_add(q.cfg.flow_refill_delay)) {
+                f.credit = core::cmp::max(f.credit as u32, q.cfg.quantum) as i32;
+            }
+            q.fq_flow_add_tail(fi, ListSel::New);
+            q.arena.get_mut(fi)
+        } else {
+            f
+        };
+        f.band = band;
+        if f.qlen == 0 {
+            q.inactive_flows = q.inactive_flows.wrapping_sub(1);
+        }
+        f.qlen = f.qlen.wrapping_add(1);
+        set_skb_band(&mut skb, band);
         sch.account_enqueue(&skb);
-        let f = q.flow_mut(fi);
-        f.qlen += 1;
         FqSchedData::flow_queue_add(f, skb);
+        let count = &mut q.band_pkt_count[band as usize];
+        *count = count.wrapping_add(1);
         XmitStatus::SUCCESS
     }
 

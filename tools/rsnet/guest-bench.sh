@@ -16,6 +16,9 @@ out=$res/bench.rst
 say() { echo "$*" | tee -a "$out"; }
 med() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.3f}' if b else 'n/a')" "$1" "$2"; }
+# Odd rounds run C (or off) first, even rounds Rust (or on): whatever
+# drifts during a run (host load, the guest's memory) cannot favour a side.
+a_first() { (($1 % 2)); }
 
 if want page_pool; then
 # --- page_pool: recycle paths, C against Rust --------------------------------
@@ -39,7 +42,11 @@ say "path         C ns        Rust ns     Rust/C ns    C cycles   Rust cycles"
 say "===========  ==========  ==========  ===========  =========  =========="
 declare -A PC PR
 for i in $(seq "$ROUNDS"); do
-	lc=$(pp_run c loops=$PP_LOOPS); lr=$(pp_run rust loops=$PP_LOOPS)
+	if a_first "$i"; then
+		lc=$(pp_run c loops=$PP_LOOPS); lr=$(pp_run rust loops=$PP_LOOPS)
+	else
+		lr=$(pp_run rust loops=$PP_LOOPS); lc=$(pp_run c loops=$PP_LOOPS)
+	fi
 	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
 	for p in fast ring slow; do
 		PC[$p.ns]+=" $(field ${p}_ns "$lc")"; PR[$p.ns]+=" $(field ${p}_ns "$lr")"
@@ -108,8 +115,10 @@ say "=====  ==========  ==========  =====  ==============  =============="
 for flows in 1 2; do
 	off=(); on=(); aoff=(); aon=()
 	for i in $(seq "$ROUNDS"); do
-		read -r t a <<<"$(tput 0 $flows)"; off+=("$t"); aoff+=("$a")
-		read -r t a <<<"$(tput 1 $flows)"; on+=("$t"); aon+=("$a")
+		for on_ in $(a_first "$i" && echo 0 1 || echo 1 0); do
+			read -r t a <<<"$(tput "$on_" $flows)"
+			if [ "$on_" = 1 ]; then on+=("$t"); aon+=("$a"); else off+=("$t"); aoff+=("$a"); fi
+		done
 	done
 	echo "# raw flows $flows off: ${off[*]} on: ${on[*]} allocs off: ${aoff[*]} on: ${aon[*]}" >>"$res/raw.txt"
 	moff=$(med "${off[@]}"); mon=$(med "${on[@]}")
@@ -149,10 +158,11 @@ for flows in 1 1000; do
 	for opts in "" "maxrate 30gbit"; do
 		c=(); r=()
 		for i in $(seq "$ROUNDS"); do
-			# shellcheck disable=SC2086
-			c+=("$(pps c "$flows" $opts)")
-			# shellcheck disable=SC2086
-			r+=("$(pps rust "$flows" $opts)")
+			for impl in $(a_first "$i" && echo c rust || echo rust c); do
+				# shellcheck disable=SC2086
+				n=$(pps $impl "$flows" $opts)
+				if [ $impl = c ]; then c+=("$n"); else r+=("$n"); fi
+			done
 		done
 		mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
 		say "$(printf '%-9s  %-13s  %-10.0f  %-10.0f  %s' "$flows" "${opts:-default}" "$mc" "$mr" "$(ratio "$mc" "$mr")")"
@@ -161,6 +171,42 @@ for flows in 1 1000; do
 done
 say "=========  =============  ==========  ==========  ============="
 say ""
+
+# --- sch_fq: the qdisc alone (fq_bench) ----------------------------------
+# fq_bench calls the root qdisc's enqueue and dequeue of a down device
+# directly: the cost of fq itself, which the pktgen table dilutes in the
+# whole transmit path.
+ip link add fqb0 type dummy
+FQB_LOOPS=1000000
+fqb() { # IMPL FLOWS BURST -> ns per packet
+	fq_impl "$1"
+	tc qdisc add dev fqb0 root fq
+	dmesg -C
+	modprobe fq_bench dev=fqb0 flows="$2" burst="$3" loops=$FQB_LOOPS && modprobe -r fq_bench
+	tc qdisc del dev fqb0 root
+	dmesg | sed -n 's/.*fq_bench: .* ns=\([0-9.]*\).*/\1/p' | tail -1
+}
+say "sch_fq: enqueue + dequeue per packet, the qdisc alone (fq_bench, $FQB_LOOPS packets, default options)"
+say ""
+say "=================================  ==========  ==========  ==========="
+say "case                               C ns        Rust ns     Rust/C"
+say "=================================  ==========  ==========  ==========="
+for cs in "1 1 fast path (1 flow, burst 1)" "1 64 1 flow, burst 64" "1000 64 1000 flows, burst 64"; do
+	read -r flows burst label <<<"$cs"
+	c=(); r=()
+	for i in $(seq "$ROUNDS"); do
+		for impl in $(a_first "$i" && echo c rust || echo rust c); do
+			n=$(fqb $impl "$flows" "$burst")
+			if [ $impl = c ]; then c+=("$n"); else r+=("$n"); fi
+		done
+	done
+	echo "# raw fq_bench $flows/$burst C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
+	mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
+	say "$(printf '%-33s  %-10.1f  %-10.1f  %s' "$label" "$mc" "$mr" "$(ratio "$mr" "$mc")")"
+done
+say "=================================  ==========  ==========  ==========="
+say ""
+ip link del fqb0
 
 # --- sch_fq: watchdog wakeups with many paced flows ------------------------
 # Wakeups are NET_TX softirqs (net_tx_softirqs in lib.sh says why). All
@@ -185,8 +231,10 @@ declare -A MC MR
 for slack in 0 10us 100us; do
 	c=(); r=(); ci=(); ri=()
 	for i in $(seq "$ROUNDS"); do
-		read -r w e <<<"$(wakeups c $slack)"; c+=("$w"); ci+=("$e")
-		read -r w e <<<"$(wakeups rust $slack)"; r+=("$w"); ri+=("$e")
+		for impl in $(a_first "$i" && echo c rust || echo rust c); do
+			read -r w e <<<"$(wakeups $impl $slack)"
+			if [ $impl = c ]; then c+=("$w"); ci+=("$e"); else r+=("$w"); ri+=("$e"); fi
+		done
 	done
 	MC[$slack]=$(med "${c[@]}"); MR[$slack]=$(med "${r[@]}")
 	echo "# raw slack $slack C: ${c[*]} Rust: ${r[*]} irqs C: ${ci[*]} Rust: ${ri[*]}" >>"$res/raw.txt"

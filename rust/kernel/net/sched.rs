@@ -202,7 +202,7 @@ impl<T: QdiscOps> Qdisc<T> {
         // SAFETY: As for `limit`. The qdiscs of this trait keep their
         // statistics in the qdisc, not per CPU (`qdisc_qstats_backlog_inc()`).
         unsafe {
-            (*self.as_ptr()).q.qlen += 1;
+            (*self.as_ptr()).q.qlen = (*self.as_ptr()).q.qlen.wrapping_add(1);
             (*self.as_ptr()).qstats.backlog = (*self.as_ptr()).qstats.backlog.wrapping_add(len);
         }
     }
@@ -213,7 +213,7 @@ impl<T: QdiscOps> Qdisc<T> {
         let len = skb.qdisc_pkt_len();
         // SAFETY: As for `account_enqueue`.
         unsafe {
-            (*self.as_ptr()).q.qlen -= 1;
+            (*self.as_ptr()).q.qlen = (*self.as_ptr()).q.qlen.wrapping_sub(1);
             (*self.as_ptr()).qstats.backlog = (*self.as_ptr()).qstats.backlog.wrapping_sub(len);
         }
     }

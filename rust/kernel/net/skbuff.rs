@@ -420,7 +420,10 @@ impl SockRef<'_> {
 ///
 /// `head` owns the first skb, each skb's `next` owns the following one and
 /// `tail` points at the last (null when empty); every `next` of the last
-/// skb is null. `len` is the number of skbs.
+/// skb is null. `len` is the number of skbs. All zeroes (null pointers,
+/// length 0) is the empty queue, hence `Zeroable`: queues can be embedded in
+/// zero-initialised arrays.
+#[derive(crate::prelude::Zeroable)]
 pub struct SkbQueue {
     head: *mut bindings::sk_buff,
     tail: *mut bindings::sk_buff,
@@ -515,7 +518,7 @@ impl SkbQueue {
             }
         }
         self.tail = p;
-        self.len += 1;
+        self.len = self.len.wrapping_add(1);
     }
 
     /// Inserts `skb` after every queued skb whose `key` is not greater
@@ -547,7 +550,7 @@ impl SkbQueue {
         if cur.is_null() {
             self.tail = p;
         }
-        self.len += 1;
+        self.len = self.len.wrapping_add(1);
     }
 
     /// Removes and returns the first skb.
@@ -562,7 +565,7 @@ impl SkbQueue {
             if self.head.is_null() {
                 self.tail = core::ptr::null_mut();
             }
-            self.len -= 1;
+            self.len = self.len.wrapping_sub(1);
             Some(SkBuff::from_raw(p))
         }
     }
