@@ -46,6 +46,10 @@ module! {
 }
 
 const FQ_BANDS: usize = 3;
+/// Slots of the per-band arrays: one spare, so that `band & BAND_MASK`
+/// indexes them without a bounds check on the data path.
+const BAND_SLOTS: usize = 4;
+const BAND_MASK: usize = BAND_SLOTS - 1;
 const TC_PRIO_MAX: usize = 15;
 const FQ_MIN_WEIGHT: i32 = 16384;
 const NSEC_PER_USEC: u64 = 1000;
@@ -92,7 +96,10 @@ fn set_skb_band(skb: &mut SkBuff, band: u8) {
     skb.qdisc_cb_mut()[8] = band;
 }
 
+/// Aligned as C's `____cacheline_aligned_in_smp` flows (128 bytes here):
+/// an index becomes an offset by a shift.
 #[derive(Zeroable)]
+#[repr(align(64))]
 struct Flow {
     /// Packets, in time_to_send order.
     queue: SkbQueue,
@@ -268,7 +275,7 @@ struct Config {
 pub struct FqSchedData {
     cfg: Config,
     band_nr: usize,
-    band_flows: [PerBandFlows; FQ_BANDS],
+    band_flows: [PerBandFlows; BAND_SLOTS],
     /// Fast path queue.
     internal: Flow,
     stat_fastpath_packets: u64,
@@ -283,14 +290,14 @@ pub struct FqSchedData {
     unthrottle_latency_ns: u64,
     gc_age: u64,
 
-    band_pkt_count: [u32; FQ_BANDS],
+    band_pkt_count: [u32; BAND_SLOTS],
     flows: u32,
     inactive_flows: u32,
     throttled_flows: u32,
 
     stat_throttled: u64,
     stat_gc_flows: u64,
-    stat_band_drops: [u64; FQ_BANDS],
+    stat_band_drops: [u64; BAND_SLOTS],
     stat_ce_mark: u64,
     stat_horizon_drops: u64,
     stat_horizon_caps: u64,
@@ -315,7 +322,7 @@ impl FqSchedData {
 
     #[inline]
     fn head_mut(&mut self, band: usize, sel: ListSel) -> &mut FlowHead {
-        let pband = &mut self.band_flows[band];
+        let pband = &mut self.band_flows[band & BAND_MASK];
         match sel {
             ListSel::New => &mut pband.new_flows,
             ListSel::Old => &mut pband.old_flows,
@@ -327,7 +334,15 @@ impl FqSchedData {
     fn fq_flow_add_tail(&mut self, fi: u32, sel: ListSel) {
         let f = self.arena.get_mut(fi);
         f.next = NIL;
-        let pband = &mut self.band_flows[f.band as usize];
+        let band = f.band as usize;
+        self.fq_flow_link_tail(fi, band, sel);
+    }
+
+    /// The list part of [`Self::fq_flow_add_tail`], for a caller that has
+    /// set the flow's `next` to `NIL` already.
+    #[inline]
+    fn fq_flow_link_tail(&mut self, fi: u32, band: usize, sel: ListSel) {
+        let pband = &mut self.band_flows[band & BAND_MASK];
         let head = match sel {
             ListSel::New => &mut pband.new_flows,
             ListSel::Old => &mut pband.old_flows,
@@ -656,7 +671,7 @@ impl FqSchedData {
 
     /// `fq_pband_head_select()`.
     fn fq_pband_head_select(&self, band: usize) -> Option<ListSel> {
-        let pband = &self.band_flows[band];
+        let pband = &self.band_flows[band & BAND_MASK];
         if pband.credit <= 0 {
             None
         } else if pband.new_flows.first != NIL {
@@ -704,7 +719,7 @@ impl FqSchedData {
                     if self.band_nr == FQ_BANDS {
                         self.band_nr = 0;
                     }
-                    let pband = &mut self.band_flows[self.band_nr];
+                    let pband = &mut self.band_flows[self.band_nr & BAND_MASK];
                     pband.credit =
                         core::cmp::min(pband.credit.wrapping_add(pband.quantum), pband.quantum);
                     if pband.credit > 0 {
@@ -732,20 +747,26 @@ impl FqSchedData {
             let next = f.next;
             if f.credit <= 0 {
                 f.credit = f.credit.wrapping_add(self.cfg.quantum as i32);
+                f.next = NIL;
+                // The old list of the flow's band, which a packet of
+                // another priority may have changed (as in C).
+                let fband = f.band as usize;
                 self.head_mut(band, sel).first = next;
-                self.fq_flow_add_tail(fi, ListSel::Old);
+                self.fq_flow_link_tail(fi, fband, ListSel::Old);
                 continue;
             }
 
             let Some(tts) = f.peek_time() else {
-                if sel == ListSel::Old {
-                    f.detached = true;
-                    f.age = jiffies();
-                }
-                self.head_mut(band, sel).first = next;
                 // Force a pass through old_flows to prevent starvation.
                 if sel == ListSel::New {
-                    self.fq_flow_add_tail(fi, ListSel::Old);
+                    f.next = NIL;
+                    let fband = f.band as usize;
+                    self.head_mut(band, sel).first = next;
+                    self.fq_flow_link_tail(fi, fband, ListSel::Old);
+                } else {
+                    f.detached = true;
+                    f.age = jiffies();
+                    self.head_mut(band, sel).first = next;
                 }
                 continue;
             };
@@ -772,12 +793,12 @@ impl FqSchedData {
                 skb.set_ce();
                 self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
             }
-            let count = &mut self.band_pkt_count[skb_band(&skb)];
+            let count = &mut self.band_pkt_count[skb_band(&skb) & BAND_MASK];
             *count = count.wrapping_sub(1);
 
             let mut plen = sched::pkt_len(&skb);
             f.credit = f.credit.wrapping_sub(plen as i32);
-            let pband = &mut self.band_flows[band];
+            let pband = &mut self.band_flows[band & BAND_MASK];
             pband.credit = pband.credit.wrapping_sub(plen as i32);
             if self.cfg.rate_enable && fq_pace(&self.cfg, f, &mut skb, &mut plen, now) {
                 self.stat_pkts_too_long = self.stat_pkts_too_long.wrapping_add(1);
@@ -1061,7 +1082,7 @@ impl QdiscOps for Fq {
         let mut q = FqSchedData {
             cfg,
             band_nr: 0,
-            band_flows: [band; FQ_BANDS],
+            band_flows: [band; BAND_SLOTS],
             internal: Flow::new(),
             stat_fastpath_packets: 0,
             arena: Arena::new(),
@@ -1072,13 +1093,13 @@ impl QdiscOps for Fq {
             time_next_delayed_flow: u64::MAX,
             unthrottle_latency_ns: 0,
             gc_age: msecs_to_jiffies(3000) as u64,
-            band_pkt_count: [0; FQ_BANDS],
+            band_pkt_count: [0; BAND_SLOTS],
             flows: 0,
             inactive_flows: 0,
             throttled_flows: 0,
             stat_throttled: 0,
             stat_gc_flows: 0,
-            stat_band_drops: [0; FQ_BANDS],
+            stat_band_drops: [0; BAND_SLOTS],
             stat_ce_mark: 0,
             stat_horizon_drops: 0,
             stat_horizon_caps: 0,
@@ -1099,8 +1120,8 @@ impl QdiscOps for Fq {
         to_free: &mut ToFree<'_>,
     ) -> XmitStatus {
         let band = q.cfg.prio2band[skb.priority() as usize & TC_PRIO_MAX];
-        if q.band_pkt_count[band as usize] >= sch.limit() {
-            q.stat_band_drops[band as usize] += 1;
+        if q.band_pkt_count[band as usize & BAND_MASK] >= sch.limit() {
+            q.stat_band_drops[band as usize & BAND_MASK] += 1;
             return to_free.drop(sch, skb, DropReason::FqBandLimit);
         }
 
@@ -1136,18 +1157,17 @@ impl QdiscOps for Fq {
             q.stat_flows_plimit += 1;
             return to_free.drop(sch, skb, DropReason::FqFlowLimit);
         }
-        let f = if f.detached {
-            // As in C, the flow joins the new list of the band it had (0 for
-            // a new flow); its band is updated just after.
+        // As in C, a detached flow joins the new list of the band it had (0
+        // for a new flow), not of this packet's band.
+        let old_band = f.band as usize;
+        let detached = f.detached;
+        if detached {
             f.detached = false;
+            f.next = NIL;
             if time_after(jiffies(), f.age.wrapping_add(q.cfg.flow_refill_delay)) {
                 f.credit = core::cmp::max(f.credit as u32, q.cfg.quantum) as i32;
             }
-            q.fq_flow_add_tail(fi, ListSel::New);
-            q.arena.get_mut(fi)
-        } else {
-            f
-        };
+        }
         f.band = band;
         if f.qlen == 0 {
             q.inactive_flows = q.inactive_flows.wrapping_sub(1);
@@ -1156,7 +1176,10 @@ impl QdiscOps for Fq {
         set_skb_band(&mut skb, band);
         sch.account_enqueue(&skb);
         FqSchedData::flow_queue_add(f, skb);
-        let count = &mut q.band_pkt_count[band as usize];
+        if detached {
+            q.fq_flow_link_tail(fi, old_band, ListSel::New);
+        }
+        let count = &mut q.band_pkt_count[band as usize & BAND_MASK];
         *count = count.wrapping_add(1);
         XmitStatus::SUCCESS
     }
@@ -1274,8 +1297,8 @@ impl QdiscOps for Fq {
             horizon_drops: q.stat_horizon_drops,
             horizon_caps: q.stat_horizon_caps,
             fastpath_packets: q.stat_fastpath_packets,
-            band_drops: q.stat_band_drops,
-            band_pkt_count: q.band_pkt_count,
+            band_drops: core::array::from_fn(|i| q.stat_band_drops[i]),
+            band_pkt_count: core::array::from_fn(|i| q.band_pkt_count[i]),
             pad: 0,
         };
         d.copy_app(&st)

@@ -3,6 +3,9 @@
 # interleaved, medians and ratios. Prints the tables (reStructuredText) and
 # saves them in $RSNET_CACHE/results/bench-*/bench.rst.
 set -euo pipefail
+# The benchmark kernel (configs/bench.fragment: no lockdep, no kmemleak) and
+# an instruction-counting guest clock (vm.sh), unless told otherwise.
+export KCONFIG=${KCONFIG:-bench} RSNET_ICOUNT=${RSNET_ICOUNT:-1}
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${KDIR:-}" ] || bash "$RSNET_TOP/tools/rsnet/deps.sh"

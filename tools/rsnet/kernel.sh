@@ -103,9 +103,12 @@ rm -rf "$tmpcfg" && mkdir -p "$tmpcfg"
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$tmpcfg" "$tmpcfg/.config" "${frags[@]}" &&
 	make -C "$src" O="$tmpcfg" LLVM=1 olddefconfig
 } >"$cfglog" 2>&1 || die "kernel configuration failed" "$cfglog"
-# Every option the fragments ask for must have survived olddefconfig.
-bad=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while read -r l; do
-	grep -qxF "$l" "$tmpcfg/.config" || echo "$l"; done)
+# Every option the fragments ask for must have survived olddefconfig; a
+# later fragment's setting (including "is not set") replaces an earlier one.
+bad=$(cat "${frags[@]}" |
+	sed -nE 's/^# (CONFIG_[A-Z0-9_]+) is not set$/\1=n/p; s/^(CONFIG_[A-Z0-9_]+=.*)$/\1/p' |
+	awk -F= '{ last[$1] = $0 } END { for (k in last) print last[k] }' | grep -v '=n$' |
+	while read -r l; do grep -qxF "$l" "$tmpcfg/.config" || echo "$l"; done)
 if [ -n "$bad" ]; then
 	{ echo "options not set as requested (dependency missing?):"; echo "$bad"; } >>"$cfglog"
 	if echo "$bad" | grep -q CONFIG_RUST=; then

@@ -289,15 +289,6 @@ impl PagePool {
         unsafe { ptr::addr_of_mut!((*self.as_ptr()).ring) }
     }
 
-    /// The ring's `producer_lock` as the `raw_spinlock_t` that the
-    /// `_raw_spin_*()` functions take (`spinlock_t` wraps one at offset 0).
-    #[cfg(not(CONFIG_PREEMPT_RT))]
-    #[inline]
-    fn producer_rlock(&self) -> *mut bindings::raw_spinlock_t {
-        // SAFETY: The pool is live; we only form the field's address.
-        unsafe { ptr::addr_of_mut!((*self.ring()).producer_lock).cast() }
-    }
-
     /// Gives `netmem` back to the page allocator (or its provider),
     /// unmapping it (`page_pool_return_page()`).
     #[inline]
@@ -359,27 +350,9 @@ impl PagePool {
     /// (`page_pool_producer_lock()`).
     #[inline]
     pub fn ring_producer(&self) -> RingProducer<'_> {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
-        let in_softirq = {
-            let in_softirq = in_softirq();
-            // SAFETY: The pool is live (type invariant); as in C, with BHs
-            // already off the plain lock suffices, else BHs go off too. The
-            // guard unlocks the same way.
-            unsafe {
-                if in_softirq {
-                    bindings::_raw_spin_lock(self.producer_rlock());
-                } else {
-                    bindings::_raw_spin_lock_bh(self.producer_rlock());
-                }
-            }
-            in_softirq
-        };
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT))))]
-        // SAFETY: The pool is live (type invariant).
-        let in_softirq = unsafe { bindings::page_pool_hook_producer_lock(self.as_ptr()) };
         RingProducer {
             pool: self,
-            in_softirq,
+            in_softirq: producer_lock::lock(self),
         }
     }
 }
@@ -420,20 +393,105 @@ impl RingProducer<'_> {
 impl Drop for RingProducer<'_> {
     #[inline]
     fn drop(&mut self) {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
-        // SAFETY: Locked by `PagePool::ring_producer` the way the flag says.
+        // SAFETY: `PagePool::ring_producer` locked it, the way the flag says.
+        unsafe { producer_lock::unlock(self.pool, self.in_softirq) };
+    }
+}
+
+/// `page_pool_producer_lock()`/`unlock()`: `spin_lock()` if bottom halves
+/// are already off, else `spin_lock_bh()`.
+///
+/// Inline (the out-of-line `_raw_spin_*()` functions, after an inline
+/// `in_softirq()`) where the configuration has those functions: x86-64 SMP,
+/// not PREEMPT_RT, and none of the four inlined (`CONFIG_INLINE_SPIN_*`; a
+/// kernel without `CONFIG_UNINLINE_SPIN_UNLOCK` inlines `spin_unlock()`).
+/// Elsewhere the exported C steps of patch 0003.
+#[cfg(all(
+    CONFIG_X86_64,
+    CONFIG_SMP,
+    not(CONFIG_PREEMPT_RT),
+    CONFIG_UNINLINE_SPIN_UNLOCK,
+    not(CONFIG_INLINE_SPIN_LOCK),
+    not(CONFIG_INLINE_SPIN_LOCK_BH),
+    not(CONFIG_INLINE_SPIN_UNLOCK_BH)
+))]
+mod producer_lock {
+    use super::{bindings, in_softirq, PagePool};
+    use core::ptr;
+
+    /// The ring's `producer_lock` as the `raw_spinlock_t` that the
+    /// `_raw_spin_*()` functions take (`spinlock_t` wraps one at offset 0).
+    #[inline]
+    fn rlock(pool: &PagePool) -> *mut bindings::raw_spinlock_t {
+        // SAFETY: The pool is live; we only form the field's address.
+        unsafe { ptr::addr_of_mut!((*pool.ring()).producer_lock).cast() }
+    }
+
+    /// Locks; returns whether BHs were already off.
+    #[inline]
+    pub(super) fn lock(pool: &PagePool) -> bool {
+        let in_softirq = in_softirq();
+        // SAFETY: The pool is live (type invariant); as in C, with BHs
+        // already off the plain lock suffices, else BHs go off too.
         unsafe {
-            if self.in_softirq {
-                bindings::_raw_spin_unlock(self.pool.producer_rlock());
+            if in_softirq {
+                bindings::_raw_spin_lock(rlock(pool));
             } else {
-                bindings::_raw_spin_unlock_bh(self.pool.producer_rlock());
+                bindings::_raw_spin_lock_bh(rlock(pool));
             }
         }
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT))))]
-        // SAFETY: Locked by `PagePool::ring_producer` with this flag.
+        in_softirq
+    }
+
+    /// Unlocks.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock, taken by [`lock`], which returned
+    /// `in_softirq`.
+    #[inline]
+    pub(super) unsafe fn unlock(pool: &PagePool, in_softirq: bool) {
+        // SAFETY: Held, taken the way the flag says (caller's promise).
         unsafe {
-            bindings::page_pool_hook_producer_unlock(self.pool.as_ptr(), self.in_softirq)
-        };
+            if in_softirq {
+                bindings::_raw_spin_unlock(rlock(pool));
+            } else {
+                bindings::_raw_spin_unlock_bh(rlock(pool));
+            }
+        }
+    }
+}
+
+/// See the other definition: the exported C steps.
+#[cfg(not(all(
+    CONFIG_X86_64,
+    CONFIG_SMP,
+    not(CONFIG_PREEMPT_RT),
+    CONFIG_UNINLINE_SPIN_UNLOCK,
+    not(CONFIG_INLINE_SPIN_LOCK),
+    not(CONFIG_INLINE_SPIN_LOCK_BH),
+    not(CONFIG_INLINE_SPIN_UNLOCK_BH)
+)))]
+mod producer_lock {
+    use super::{bindings, PagePool};
+
+    /// Locks; returns whether BHs were already off.
+    #[inline]
+    pub(super) fn lock(pool: &PagePool) -> bool {
+        // SAFETY: The pool is live (type invariant).
+        unsafe { bindings::page_pool_hook_producer_lock(pool.as_ptr()) }
+    }
+
+    /// Unlocks.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock, taken by [`lock`], which returned
+    /// `in_softirq`.
+    #[inline]
+    pub(super) unsafe fn unlock(pool: &PagePool, in_softirq: bool) {
+        // SAFETY: Held, taken the way the flag says (caller's promise).
+        unsafe { bindings::page_pool_hook_producer_unlock(pool.as_ptr(), in_softirq) };
     }
 }
 

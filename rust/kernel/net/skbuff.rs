@@ -420,15 +420,17 @@ impl SockRef<'_> {
 ///
 /// `head` owns the first skb, each skb's `next` owns the following one and
 /// `tail` points at the last (null when empty); every `next` of the last
-/// skb is null. `len` is the number of skbs. All zeroes (null pointers,
-/// length 0) is the empty queue, hence `Zeroable`: queues can be embedded in
-/// zero-initialised arrays.
-#[derive(crate::prelude::Zeroable)]
+/// skb is null. `len` is the number of skbs.
 pub struct SkbQueue {
     head: *mut bindings::sk_buff,
     tail: *mut bindings::sk_buff,
     len: u32,
 }
+
+// SAFETY: All zeroes is two null pointers and a length of 0: the empty
+// queue, which satisfies the invariants. (Lets users zero-initialise arrays
+// of structures that embed a queue, in place.)
+unsafe impl crate::init::Zeroable for SkbQueue {}
 
 // SAFETY: The queue owns its skbs, which may be freed from any thread.
 unsafe impl Send for SkbQueue {}
