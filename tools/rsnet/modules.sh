@@ -7,6 +7,14 @@ set -euo pipefail
 build=$(kbuild_dir)
 [ -f "$build/Module.symvers" ] || die "$build is not a built kernel tree (no Module.symvers); run 'make kernel' or set KDIR"
 log=$LOGDIR/modules.log
+# Objects built against another kernel tree (KCONFIG=bench after default,
+# or KDIR) must go: Kbuild does not rebuild a Rust module for a new tree,
+# and a module built for another configuration misreads every structure.
+stamp=$RSNET_TOP/.rsnet-modules-kdir
+if [ "$(cat "$stamp" 2>/dev/null)" != "$build" ]; then
+	make -C "$build" M="$RSNET_TOP" LLVM=1 clean >"$log" 2>&1 || die "module clean failed" "$log"
+	echo "$build" >"$stamp"
+fi
 step "building modules (log: $log)"
 make -C "$build" M="$RSNET_TOP" LLVM=1 -j"$(nproc)" ${CLIPPY:+CLIPPY=1} modules >"$log" 2>&1 ||
 	die "module build failed" "$log"
