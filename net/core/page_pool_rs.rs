@@ -79,6 +79,28 @@ impl RustPath {
     }
 }
 
+impl RustPath {
+    /// `page_pool_recycle_in_ring()`, or the page allocator if the ring is
+    /// full. Out of line: the lock code would otherwise cost the direct
+    /// recycle path its registers.
+    #[inline(never)]
+    fn recycle_in_ring(pool: &PagePool, netmem: Netmem) {
+        let mut ring = pool.ring_producer();
+        match ring.produce(netmem) {
+            Ok(()) => {
+                pool.recycle_stat_inc(RecycleStat::Ring);
+                drop(ring);
+            }
+            Err(netmem) => {
+                drop(ring);
+                // Ring full: give the page back to the page allocator.
+                pool.recycle_stat_inc(RecycleStat::RingFull);
+                pool.return_page(netmem);
+            }
+        }
+    }
+}
+
 impl Hook for RustPath {
     const NAME: &'static CStr = c_str!("rust");
 
@@ -124,21 +146,11 @@ impl Hook for RustPath {
         dma_sync_size: u32,
         mut cache: Option<AllocCache<'_>>,
     ) {
-        let Some(netmem) = Self::put_page(pool, netmem, dma_sync_size, cache.as_mut()) else {
-            return;
-        };
-        let mut ring = pool.ring_producer();
-        match ring.produce(netmem) {
-            Ok(()) => {
-                pool.recycle_stat_inc(RecycleStat::Ring);
-                drop(ring);
-            }
-            Err(netmem) => {
-                drop(ring);
-                // Ring full: give the page back to the page allocator.
-                pool.recycle_stat_inc(RecycleStat::RingFull);
-                pool.return_page(netmem);
-            }
+        let netmem = Self::put_page(pool, netmem, dma_sync_size, cache.as_mut());
+        // Done with the cache: the ring step can then be a tail call.
+        drop(cache);
+        if let Some(netmem) = netmem {
+            Self::recycle_in_ring(pool, netmem);
         }
     }
 

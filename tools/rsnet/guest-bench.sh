@@ -109,9 +109,9 @@ print(f\"{e['bits_per_second']/1e6:.1f} {(int(sys.argv[2])-int(sys.argv[3]))/mb:
 say "tcp_tx_skb_cache: iperf3 over loopback, cache off vs on"
 say "(throughput ratio on/off; skbuff_fclone_cache slab allocations per MB sent)"
 say ""
-say "=====  ==========  ==========  =====  ==============  =============="
+say "=====  ==========  ==========  ======  ==============  =============="
 say "flows  off Mbit/s  on Mbit/s   on/off  off allocs/MB   on allocs/MB"
-say "=====  ==========  ==========  =====  ==============  =============="
+say "=====  ==========  ==========  ======  ==============  =============="
 for flows in 1 2; do
 	off=(); on=(); aoff=(); aon=()
 	for i in $(seq "$ROUNDS"); do
@@ -122,10 +122,10 @@ for flows in 1 2; do
 	done
 	echo "# raw flows $flows off: ${off[*]} on: ${on[*]} allocs off: ${aoff[*]} on: ${aon[*]}" >>"$res/raw.txt"
 	moff=$(med "${off[@]}"); mon=$(med "${on[@]}")
-	say "$(printf '%-5s  %-10s  %-10s  %-5s  %-14s  %s' "$flows" "$moff" "$mon" "$(ratio "$mon" "$moff")" \
+	say "$(printf '%-5s  %-10s  %-10s  %-6s  %-14s  %s' "$flows" "$moff" "$mon" "$(ratio "$mon" "$moff")" \
 		"$(med "${aoff[@]}")" "$(med "${aon[@]}")")"
 done
-say "=====  ==========  ==========  =====  ==============  =============="
+say "=====  ==========  ==========  ======  ==============  =============="
 sysctl -q -w net.ipv4.tcp_tx_skb_cache=0
 modprobe -r tcp_tx_skb_cache
 say ""
@@ -151,9 +151,9 @@ pps() { # IMPL FLOWS OPTS...
 say "sch_fq: pktgen (queue_xmit, 64 B) into a dummy device with an fq root"
 say "(packets per second; cost ratio Rust/C = pps C / pps Rust; $ROUNDS rounds)"
 say ""
-say "=========  =============  ==========  ==========  ============="
-say "flows      fq options     C pps       Rust pps    cost Rust/C"
-say "=========  =============  ==========  ==========  ============="
+say "=========  ===============  ==========  ==========  ============="
+say "flows      fq options       C pps       Rust pps    cost Rust/C"
+say "=========  ===============  ==========  ==========  ============="
 for flows in 1 1000; do
 	for opts in "" "maxrate 30gbit"; do
 		c=(); r=()
@@ -165,11 +165,11 @@ for flows in 1 1000; do
 			done
 		done
 		mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
-		say "$(printf '%-9s  %-13s  %-10.0f  %-10.0f  %s' "$flows" "${opts:-default}" "$mc" "$mr" "$(ratio "$mc" "$mr")")"
+		say "$(printf '%-9s  %-15s  %-10.0f  %-10.0f  %s' "$flows" "${opts:-default}" "$mc" "$mr" "$(ratio "$mc" "$mr")")"
 		echo "# raw C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
 	done
 done
-say "=========  =============  ==========  ==========  ============="
+say "=========  ===============  ==========  ==========  ============="
 say ""
 
 # --- sch_fq: the qdisc alone (fq_bench) ----------------------------------

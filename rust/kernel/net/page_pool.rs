@@ -403,14 +403,14 @@ impl Drop for RingProducer<'_> {
 ///
 /// Inline (the out-of-line `_raw_spin_*()` functions, after an inline
 /// `in_softirq()`) where the configuration has those functions: x86-64 SMP,
-/// not PREEMPT_RT, and none of the four inlined (`CONFIG_INLINE_SPIN_*`; a
-/// kernel without `CONFIG_UNINLINE_SPIN_UNLOCK` inlines `spin_unlock()`).
-/// Elsewhere the exported C steps of patch 0003.
+/// not PREEMPT_RT, `spin_lock()`, `spin_lock_bh()` and `spin_unlock_bh()`
+/// not inlined (`CONFIG_INLINE_SPIN_*`). A kernel without
+/// `CONFIG_UNINLINE_SPIN_UNLOCK` inlines `spin_unlock()`: there it is done
+/// as C inlines it. Elsewhere the exported C steps of patch 0003.
 #[cfg(all(
     CONFIG_X86_64,
     CONFIG_SMP,
     not(CONFIG_PREEMPT_RT),
-    CONFIG_UNINLINE_SPIN_UNLOCK,
     not(CONFIG_INLINE_SPIN_LOCK),
     not(CONFIG_INLINE_SPIN_LOCK_BH),
     not(CONFIG_INLINE_SPIN_UNLOCK_BH)
@@ -418,6 +418,13 @@ impl Drop for RingProducer<'_> {
 mod producer_lock {
     use super::{bindings, in_softirq, PagePool};
     use core::ptr;
+    #[cfg(all(
+        not(CONFIG_UNINLINE_SPIN_UNLOCK),
+        CONFIG_QUEUED_SPINLOCKS,
+        not(CONFIG_PARAVIRT_SPINLOCKS),
+        not(CONFIG_PREEMPT_COUNT)
+    ))]
+    use core::sync::atomic::{AtomicU8, Ordering};
 
     /// The ring's `producer_lock` as the `raw_spinlock_t` that the
     /// `_raw_spin_*()` functions take (`spinlock_t` wraps one at offset 0).
@@ -454,11 +461,77 @@ mod producer_lock {
         // SAFETY: Held, taken the way the flag says (caller's promise).
         unsafe {
             if in_softirq {
-                bindings::_raw_spin_unlock(rlock(pool));
+                spin_unlock(pool);
             } else {
                 bindings::_raw_spin_unlock_bh(rlock(pool));
             }
         }
+    }
+
+    /// `spin_unlock()`, out of line where the kernel has it so.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock, taken with `spin_lock()`.
+    #[cfg(CONFIG_UNINLINE_SPIN_UNLOCK)]
+    #[inline(always)]
+    unsafe fn spin_unlock(pool: &PagePool) {
+        // SAFETY: Held (caller's promise).
+        unsafe { bindings::_raw_spin_unlock(rlock(pool)) };
+    }
+
+    /// `spin_unlock()` as C inlines it here: without
+    /// `CONFIG_UNINLINE_SPIN_UNLOCK` there is no lock debugging and no
+    /// preemption, and without preempt counting `preempt_enable()` is a
+    /// compiler barrier, so it is `queued_spin_unlock()`: a release store of
+    /// 0 to the lock byte.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock, taken with `spin_lock()`.
+    #[cfg(all(
+        not(CONFIG_UNINLINE_SPIN_UNLOCK),
+        CONFIG_QUEUED_SPINLOCKS,
+        not(CONFIG_PARAVIRT_SPINLOCKS),
+        not(CONFIG_PREEMPT_COUNT)
+    ))]
+    #[inline(always)]
+    unsafe fn spin_unlock(pool: &PagePool) {
+        // SAFETY: The lock is live and ours (caller's promise); `locked` is
+        // the byte of the queued spinlock that its owner clears, with
+        // release order, to unlock it (`queued_spin_unlock()`), and the
+        // kernel accesses it atomically too.
+        unsafe {
+            let locked = ptr::addr_of_mut!(
+                (*rlock(pool))
+                    .raw_lock
+                    .__bindgen_anon_1
+                    .__bindgen_anon_1
+                    .locked
+            );
+            AtomicU8::from_ptr(locked).store(0, Ordering::Release);
+        }
+    }
+
+    /// `spin_unlock()` through its C helper, where it is inline but not
+    /// the plain store above.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the lock, taken with `spin_lock()`.
+    #[cfg(all(
+        not(CONFIG_UNINLINE_SPIN_UNLOCK),
+        not(all(
+            CONFIG_QUEUED_SPINLOCKS,
+            not(CONFIG_PARAVIRT_SPINLOCKS),
+            not(CONFIG_PREEMPT_COUNT)
+        ))
+    ))]
+    #[inline(always)]
+    unsafe fn spin_unlock(pool: &PagePool) {
+        // SAFETY: Held (caller's promise); `spinlock_t` wraps the raw lock
+        // at offset 0.
+        unsafe { bindings::spin_unlock(rlock(pool).cast()) };
     }
 }
 
@@ -467,7 +540,6 @@ mod producer_lock {
     CONFIG_X86_64,
     CONFIG_SMP,
     not(CONFIG_PREEMPT_RT),
-    CONFIG_UNINLINE_SPIN_UNLOCK,
     not(CONFIG_INLINE_SPIN_LOCK),
     not(CONFIG_INLINE_SPIN_LOCK_BH),
     not(CONFIG_INLINE_SPIN_UNLOCK_BH)

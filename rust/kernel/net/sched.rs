@@ -245,7 +245,10 @@ impl<T: QdiscOps> Qdisc<T> {
                 let b = ptr::addr_of_mut!((*self.as_ptr()).bstats);
                 let bytes_p = ptr::addr_of_mut!((*b).bytes.v.a.a.counter);
                 let packets_p = ptr::addr_of_mut!((*b).packets.v.a.a.counter);
-                ptr::write_volatile(bytes_p, ptr::read_volatile(bytes_p).wrapping_add(bytes as i64));
+                ptr::write_volatile(
+                    bytes_p,
+                    ptr::read_volatile(bytes_p).wrapping_add(bytes as i64),
+                );
                 ptr::write_volatile(
                     packets_p,
                     ptr::read_volatile(packets_p).wrapping_add(packets as i64),
