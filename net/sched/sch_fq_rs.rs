@@ -312,15 +312,6 @@ fn new_buckets(log: u8) -> Result<KVVec<u32>> {
 
 impl FqSchedData {
     #[inline]
-    fn flow_mut(&mut self, i: u32) -> &mut Flow {
-        if i == INTERNAL {
-            &mut self.internal
-        } else {
-            self.arena.get_mut(i)
-        }
-    }
-
-    #[inline]
     fn head_mut(&mut self, band: usize, sel: ListSel) -> &mut FlowHead {
         let pband = &mut self.band_flows[band & BAND_MASK];
         match sel {
@@ -683,23 +674,16 @@ impl FqSchedData {
         }
     }
 
-    /// Removes the first skb of flow `fi` (`fq_dequeue_skb()`).
-    #[inline]
-    fn fq_dequeue_skb(&mut self, sch: &Qdisc<Fq>, fi: u32) -> Option<SkBuff> {
-        let skb = self.flow_mut(fi).queue.pop_front()?;
-        sch.account_dequeue(&skb);
-        Some(skb)
-    }
-
     /// `fq_dequeue()`.
     #[inline]
     fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<SkBuff> {
         if sch.qlen() == 0 {
             return None;
         }
-        if !self.internal.queue.is_empty() {
+        // The fast path queue goes first.
+        if let Some(skb) = self.internal.queue.pop_front() {
             self.internal.qlen = self.internal.qlen.wrapping_sub(1);
-            let skb = self.fq_dequeue_skb(sch, INTERNAL)?;
+            sch.account_dequeue(&skb);
             sch.bstats_update(&skb);
             return Some(skb);
         }

@@ -44,7 +44,11 @@ if [ "${RSNET_KVM:-0}" = 1 ]; then
 elif [ "${RSNET_ICOUNT:-0}" = 1 ]; then
 	args+=(--disable-kvm --qemu-opts="-smp 2,sockets=2,cores=1,threads=1 -cpu max,cx16=off -icount shift=0,sleep=off")
 else
-	args+=(--disable-kvm --qemu-opts="-smp 2,sockets=2,cores=1,threads=1 -cpu max,cx16=off")
+	# One host thread runs both vCPUs (thread=single): with a thread per
+	# vCPU, QEMU 7.2 let a vCPU run a stale int3 of a text_poke_bp() that
+	# the other had finished (an "Oops: int3" at a static call site in
+	# skb_free_head() while page_pool.sh re-pointed the static calls).
+	args+=(--disable-kvm --qemu-opts="-smp 2,sockets=2,cores=1,threads=1 -cpu max,cx16=off -accel tcg,thread=single")
 fi
 
 export PATH="$VENV/bin:$PATH"
