@@ -146,10 +146,7 @@ impl Hook for RustPath {
         dma_sync_size: u32,
         mut cache: Option<AllocCache<'_>>,
     ) {
-        let netmem = Self::put_page(pool, netmem, dma_sync_size, cache.as_mut());
-        // Done with the cache: the ring step can then be a tail call.
-        drop(cache);
-        if let Some(netmem) = netmem {
+        if let Some(netmem) = Self::put_page(pool, netmem, dma_sync_size, cache.as_mut()) {
             Self::recycle_in_ring(pool, netmem);
         }
     }
