@@ -39,16 +39,18 @@ args=(--run "$build" --user root --cpus 2 --memory 2G
 # host's load; with icount timers fire on their deadline and a measured ns is
 # an executed instruction: the guest is a 1 GHz machine of one instruction
 # per cycle, and repeated runs agree.
+smp="-smp 2,sockets=2,cores=1,threads=1"
+tcg="$smp -cpu max,cx16=off"
 if [ "${RSNET_KVM:-0}" = 1 ]; then
-	args+=(--qemu-opts="-smp 2,sockets=2,cores=1,threads=1")
+	args+=(--qemu-opts="$smp")
 elif [ "${RSNET_ICOUNT:-0}" = 1 ]; then
-	args+=(--disable-kvm --qemu-opts="-smp 2,sockets=2,cores=1,threads=1 -cpu max,cx16=off -icount shift=0,sleep=off")
+	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=0,sleep=off")
 else
 	# One host thread runs both vCPUs (thread=single): with a thread per
 	# vCPU, QEMU 7.2 let a vCPU run a stale int3 of a text_poke_bp() that
 	# the other had finished (an "Oops: int3" at a static call site in
 	# skb_free_head() while page_pool.sh re-pointed the static calls).
-	args+=(--disable-kvm --qemu-opts="-smp 2,sockets=2,cores=1,threads=1 -cpu max,cx16=off -accel tcg,thread=single")
+	args+=(--disable-kvm --qemu-opts="$tcg -accel tcg,thread=single")
 fi
 
 export PATH="$VENV/bin:$PATH"
