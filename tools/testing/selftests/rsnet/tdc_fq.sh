@@ -5,7 +5,8 @@
 # tree, unmodified) against the Rust fq, with C sch_fq barred from loading.
 # Each tdc result becomes one KTAP result here.
 
-. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 : "${RSNET_KSRC:?RSNET_KSRC must point at the kernel source tree}"
 
 # tdc writes next to itself: run a copy.
@@ -15,7 +16,9 @@ cd "$work/tc-testing" || exit 1
 
 fq_unload_all
 fq_use_rust || { ktap_skip_all "sch_fq_rs does not load"; exit $KSFT_SKIP; }
-./tdc.py -f tc-tests/qdiscs/fq.json >"$work/tdc.out" 2>&1
+# pyslow/: longer pyroute2 timeouts (see its sitecustomize.py).
+PYTHONPATH="$here/pyslow${PYTHONPATH:+:$PYTHONPATH}" \
+	./tdc.py -f tc-tests/qdiscs/fq.json >"$work/tdc.out" 2>&1
 rc=$?
 c_loaded=$(module_refcnt sch_fq)
 
