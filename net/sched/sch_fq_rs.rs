@@ -64,8 +64,6 @@ const CHUNK: usize = 64;
 const NIL: u32 = u32::MAX;
 /// `next` of a throttled flow (not on a new/old list), C's `&throttled`.
 const THROTTLED: u32 = u32::MAX - 1;
-/// The fast path queue, C's `q->internal`.
-const INTERNAL: u32 = u32::MAX - 2;
 
 /// `time_after(a, b)`: `a` is later than `b`, wrap-safe.
 fn time_after(a: u64, b: u64) -> bool {
@@ -75,7 +73,11 @@ fn time_after(a: u64, b: u64) -> bool {
 /// `hash_ptr()`: the bucket of a flow key.
 fn hash_ptr(key: usize, bits: u8) -> usize {
     const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
-    ((key as u64).wrapping_mul(GOLDEN_RATIO_64) >> (64 - bits as u32)) as usize
+    // Wrapping forms: `bits` is 1..=18, and checked ones cost a compare
+    // and branch each with CONFIG_RUST_OVERFLOW_CHECKS.
+    (key as u64)
+        .wrapping_mul(GOLDEN_RATIO_64)
+        .wrapping_shr(64u32.wrapping_sub(bits as u32)) as usize
 }
 
 /// `fq_skb_cb`: time_to_send in bytes 0..8 of the qdisc cb, band in byte 8.
@@ -248,6 +250,10 @@ enum ListSel {
     New,
     Old,
 }
+
+/// A classified packet's flow: its index, the flow and the configuration
+/// (borrowed apart from the rest of the qdisc), and a flag.
+type Found<'a> = (u32, &'a mut Flow, &'a Config, bool);
 
 /// The tunables, all set by attributes; copied whole so that a change is
 /// validated on a copy and applied at once.
@@ -456,9 +462,11 @@ impl FqSchedData {
 
     /// `fq_classify()` after the orphan handling: find the flow of `key` in
     /// its bucket; if it is not there, or a flow to collect is met on the
-    /// way, [`Self::lookup_gc`] does the rest.
+    /// way, [`Self::lookup_gc`] does the rest. Returns the flow's index,
+    /// the flow (the hit path looks its index up once) and whether it was
+    /// created; `None` if a new flow could not be allocated (counted).
     #[inline]
-    fn lookup(&mut self, key: usize, own: Option<u32>) -> Option<(u32, bool)> {
+    fn lookup(&mut self, key: usize, own: Option<u32>) -> Option<Found<'_>> {
         let b = hash_ptr(key, self.cfg.fq_trees_log);
         let mut cur = self.fq_root[b];
         // jiffies is read only if an idle flow is met, as in C.
@@ -466,7 +474,7 @@ impl FqSchedData {
         while cur != NIL {
             let f = self.arena.get(cur);
             if f.sk == key {
-                return Some((cur, false));
+                return Some(self.found(cur, false));
             }
             if f.detached && self.fq_gc_candidate(f, *now_j.get_or_insert_with(jiffies)) {
                 break;
@@ -479,7 +487,7 @@ impl FqSchedData {
     /// The rest of [`Self::lookup`]: find or create the flow of `key`,
     /// collecting idle flows met on the way.
     #[inline(never)]
-    fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: u64) -> Option<(u32, bool)> {
+    fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: u64) -> Option<Found<'_>> {
         let b = hash_ptr(key, self.cfg.fq_trees_log);
         let mut prev = NIL;
         let mut cur = self.fq_root[b];
@@ -488,7 +496,7 @@ impl FqSchedData {
             let f = self.arena.get(cur);
             let hnext = f.hnext;
             if f.sk == key {
-                return Some((cur, false));
+                return Some(self.found(cur, false));
             }
             if collected < FQ_GC_MAX && self.fq_gc_candidate(f, now_j) {
                 if prev == NIL {
@@ -508,22 +516,31 @@ impl FqSchedData {
         }
 
         if self.arena.free == NIL && self.grow().is_err() {
+            self.stat_allocation_errors += 1;
             return None;
         }
-        let fi = self.arena.alloc()?;
-        let initial_quantum = self.cfg.initial_quantum as i32;
+        let Some(fi) = self.arena.alloc() else {
+            self.stat_allocation_errors += 1;
+            return None;
+        };
         let head = self.fq_root[b];
-        let f = self.arena.get_mut(fi);
+        self.fq_root[b] = fi;
+        self.flows += 1;
+        self.inactive_flows += 1;
+        let (fi, f, cfg, created) = self.found(fi, true);
         f.detached = true;
         f.age = now_j;
         f.sk = key;
         f.socket_hash = own.unwrap_or(0);
-        f.credit = initial_quantum;
+        f.credit = cfg.initial_quantum as i32;
         f.hnext = head;
-        self.fq_root[b] = fi;
-        self.flows += 1;
-        self.inactive_flows += 1;
-        Some((fi, true))
+        Some((fi, f, cfg, created))
+    }
+
+    /// Flow `fi` with the configuration, borrowed apart.
+    #[inline]
+    fn found(&mut self, fi: u32, created: bool) -> Found<'_> {
+        (fi, self.arena.get_mut(fi), &self.cfg, created)
     }
 
     /// `fq_fastpath_check()`.
@@ -555,9 +572,11 @@ impl FqSchedData {
         self.cfg.flow_max_rate == u64::MAX
     }
 
-    /// `fq_classify()`.
+    /// `fq_classify()`: the flow of `skb` (index, flow, configuration), or
+    /// `None` for the fast path queue (`&q->internal` in C). The flag asks
+    /// the caller to unthrottle the flow (its socket was reallocated).
     #[inline]
-    fn fq_classify(&mut self, sch: &Qdisc<Fq>, skb: &mut SkBuff, now: u64) -> u32 {
+    fn fq_classify(&mut self, sch: &Qdisc<Fq>, skb: &mut SkBuff, now: u64) -> Option<Found<'_>> {
         let sock = skb
             .sock()
             .map(|sk| (sk.addr(), sk.is_listener(), sk.state(), sk.hash()));
@@ -585,16 +604,15 @@ impl FqSchedData {
                     sk.set_pacing_status_fq();
                 }
             }
-            return INTERNAL;
+            return None;
         }
 
-        let Some((fi, created)) = self.lookup(key, own_hash) else {
-            self.stat_allocation_errors += 1;
-            return INTERNAL;
-        };
-        let rate_enable = self.cfg.rate_enable;
+        // From here on `f` and `cfg` borrow all of `self`: what needs more
+        // is left to the caller (the returned flag).
+        let (fi, f, cfg, created) = self.lookup(key, own_hash)?;
+        let mut unthrottle = false;
         if created {
-            if own_hash.is_some() && rate_enable {
+            if own_hash.is_some() && cfg.rate_enable {
                 if let Some(sk) = skb.sock() {
                     sk.set_pacing_status_fq();
                 }
@@ -602,23 +620,21 @@ impl FqSchedData {
         } else if let Some(sk_hash) = own_hash {
             // The socket may have been freed and reallocated: if its hash
             // changed, it is a new flow in an old slot.
-            if self.arena.get(fi).socket_hash != sk_hash {
-                let initial_quantum = self.cfg.initial_quantum as i32;
-                let f = self.arena.get_mut(fi);
-                f.credit = initial_quantum;
+            if f.socket_hash != sk_hash {
+                f.credit = cfg.initial_quantum as i32;
                 f.socket_hash = sk_hash;
-                if rate_enable {
+                if cfg.rate_enable {
                     if let Some(sk) = skb.sock() {
                         sk.set_pacing_status_fq();
                     }
                 }
-                if self.arena.get(fi).is_throttled() {
-                    self.fq_flow_unset_throttled(fi);
-                }
-                self.arena.get_mut(fi).time_next_packet = 0;
+                unthrottle = f.is_throttled();
+                // Before the unthrottle, which does not read it (C sets
+                // it after).
+                f.time_next_packet = 0;
             }
         }
-        fi
+        Some((fi, f, cfg, unthrottle))
     }
 
     /// `flow_queue_add()`.
@@ -1127,17 +1143,17 @@ impl QdiscOps for Fq {
             set_time_to_send(&mut skb, t);
         }
 
-        let fi = q.fq_classify(sch, &mut skb, now);
-
-        if fi == INTERNAL {
+        let Some((fi, mut f, mut cfg, unthrottle)) = q.fq_classify(sch, &mut skb, now) else {
             sch.account_enqueue(&skb);
             q.internal.qlen = q.internal.qlen.wrapping_add(1);
             FqSchedData::flow_queue_add(&mut q.internal, skb);
             return XmitStatus::SUCCESS;
+        };
+        if unthrottle {
+            q.fq_flow_unset_throttled(fi);
+            (_, f, cfg, _) = q.found(fi, false);
         }
-
-        let f = q.arena.get_mut(fi);
-        if f.qlen >= q.cfg.flow_plimit as i32 {
+        if f.qlen >= cfg.flow_plimit as i32 {
             q.stat_flows_plimit += 1;
             return to_free.drop(sch, skb, DropReason::FqFlowLimit);
         }
@@ -1148,18 +1164,19 @@ impl QdiscOps for Fq {
         if detached {
             f.detached = false;
             f.next = NIL;
-            if time_after(jiffies(), f.age.wrapping_add(q.cfg.flow_refill_delay)) {
-                f.credit = core::cmp::max(f.credit as u32, q.cfg.quantum) as i32;
+            if time_after(jiffies(), f.age.wrapping_add(cfg.flow_refill_delay)) {
+                f.credit = core::cmp::max(f.credit as u32, cfg.quantum) as i32;
             }
         }
         f.band = band;
-        if f.qlen == 0 {
-            q.inactive_flows = q.inactive_flows.wrapping_sub(1);
-        }
+        let was_empty = f.qlen == 0;
         f.qlen = f.qlen.wrapping_add(1);
         set_skb_band(&mut skb, band);
         sch.account_enqueue(&skb);
         FqSchedData::flow_queue_add(f, skb);
+        if was_empty {
+            q.inactive_flows = q.inactive_flows.wrapping_sub(1);
+        }
         if detached {
             q.fq_flow_link_tail(fi, old_band, ListSel::New);
         }
