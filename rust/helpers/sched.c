@@ -66,52 +66,6 @@ int rust_helper_INET_ECN_set_ce(struct sk_buff *skb)
 	return INET_ECN_set_ce(skb);
 }
 
-bool rust_helper_sk_fullsock(const struct sock *sk)
-{
-	return sk_fullsock(sk);
-}
-
-bool rust_helper_sk_listener(const struct sock *sk)
-{
-	return sk_listener(sk);
-}
-
-bool rust_helper_sk_is_tcp(const struct sock *sk)
-{
-	return sk_is_tcp(sk);
-}
-
-int rust_helper_sk_state(const struct sock *sk)
-{
-	return sk->sk_state;
-}
-
-u32 rust_helper_sk_hash(const struct sock *sk)
-{
-	return sk->sk_hash;
-}
-
-unsigned long rust_helper_sk_pacing_rate(const struct sock *sk)
-{
-	return READ_ONCE(sk->sk_pacing_rate);
-}
-
-unsigned long rust_helper_sk_max_pacing_rate(const struct sock *sk)
-{
-	return READ_ONCE(sk->sk_max_pacing_rate);
-}
-
-u32 rust_helper_sk_pacing_status(const struct sock *sk)
-{
-	return READ_ONCE(sk->sk_pacing_status);
-}
-
-void rust_helper_sk_set_pacing_status_release(struct sock *sk, u32 status)
-{
-	/* As sch_fq.c: pairs with TCP's smp_load_acquire() of the status. */
-	smp_store_release(&sk->sk_pacing_status, status);
-}
-
 void *rust_helper_nla_data(const struct nlattr *nla)
 {
 	return nla_data(nla);

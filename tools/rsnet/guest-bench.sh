@@ -178,11 +178,12 @@ say ""
 # whole transmit path.
 ip link add fqb0 type dummy
 FQB_LOOPS=1000000
-fqb() { # IMPL FLOWS BURST -> ns per packet
+fqb() { # IMPL FLOWS BURST SOCK -> ns per packet
 	fq_impl "$1"
 	tc qdisc add dev fqb0 root fq
 	dmesg -C
-	modprobe fq_bench dev=fqb0 flows="$2" burst="$3" loops=$FQB_LOOPS && modprobe -r fq_bench
+	modprobe fq_bench dev=fqb0 flows="$2" burst="$3" sock="$4" loops=$FQB_LOOPS &&
+		modprobe -r fq_bench
 	tc qdisc del dev fqb0 root
 	dmesg | sed -n 's/.*fq_bench: .* ns=\([0-9.]*\).*/\1/p' | tail -1
 }
@@ -191,16 +192,20 @@ say ""
 say "=================================  ==========  ==========  ==========="
 say "case                               C ns        Rust ns     Rust/C"
 say "=================================  ==========  ==========  ==========="
-for cs in "1 1 fast path (1 flow, burst 1)" "1 64 1 flow, burst 64" "1000 64 1000 flows, burst 64"; do
-	read -r flows burst label <<<"$cs"
+# Orphan flows (hashes, as pktgen's), then flows that are TCP sockets (the
+# socket checks of classify and the fast path, as for real TCP traffic).
+for cs in "1 1 0 fast path (1 flow, burst 1)" "1 64 0 1 flow, burst 64" \
+	"1000 64 0 1000 flows, burst 64" "1 1 1 TCP socket, fast path" \
+	"1000 64 1 1000 TCP sockets, burst 64"; do
+	read -r flows burst sock label <<<"$cs"
 	c=(); r=()
 	for i in $(seq "$ROUNDS"); do
 		for impl in $(a_first "$i" && echo c rust || echo rust c); do
-			n=$(fqb $impl "$flows" "$burst")
+			n=$(fqb $impl "$flows" "$burst" "$sock")
 			if [ $impl = c ]; then c+=("$n"); else r+=("$n"); fi
 		done
 	done
-	echo "# raw fq_bench $flows/$burst C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
+	echo "# raw fq_bench $flows/$burst/sock=$sock C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
 	mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
 	say "$(printf '%-33s  %-10.1f  %-10.1f  %s' "$label" "$mc" "$mr" "$(ratio "$mr" "$mc")")"
 done

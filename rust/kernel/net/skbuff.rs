@@ -341,56 +341,87 @@ impl SockRef<'_> {
         self.sk.as_ptr() as usize
     }
 
+    /// `sk->sk_state`, a field of every kind of socket (full, request,
+    /// timewait); C declares it volatile.
+    #[inline]
+    fn state_raw(&self) -> u8 {
+        // SAFETY: The socket is alive (type invariant) and `skc_state` is in
+        // the `sock_common` that every socket kind begins with.
+        unsafe { core::ptr::addr_of!((*self.sk.as_ptr()).__sk_common.skc_state).read_volatile() }
+    }
+
+    /// `1 << sk->sk_state`, the `TCPF_*` flag of the state (states are
+    /// below 32).
+    #[inline]
+    fn state_flag(&self) -> u32 {
+        1u32.wrapping_shl(self.state_raw().into())
+    }
+
     /// Returns `true` for a full socket (not a request or timewait one).
+    ///
+    /// The per-packet accessors of this type read the fields inline, as
+    /// C's `static inline` versions do, instead of calling C helpers.
     #[inline]
     pub fn is_fullsock(&self) -> bool {
-        // SAFETY: The socket is alive (type invariant).
-        unsafe { bindings::sk_fullsock(self.sk.as_ptr()) }
+        self.state_flag() & !(bindings::TCPF_TIME_WAIT | bindings::TCPF_NEW_SYN_RECV) != 0
     }
 
     /// Returns `true` for a listener or a request socket (`sk_listener()`).
     #[inline]
     pub fn is_listener(&self) -> bool {
-        // SAFETY: The socket is alive (type invariant).
-        unsafe { bindings::sk_listener(self.sk.as_ptr()) }
+        self.state_flag() & (bindings::TCPF_LISTEN | bindings::TCPF_NEW_SYN_RECV) != 0
     }
 
-    /// Returns `true` for a full TCP socket.
+    /// Returns `true` for a full TCP socket (`sk_fullsock() && sk_is_tcp()`).
     #[inline]
     pub fn is_tcp(&self) -> bool {
-        // SAFETY: The socket is alive (type invariant); `sk_is_tcp()` reads
-        // fields of full sockets only, so check that first.
-        self.is_fullsock() && unsafe { bindings::sk_is_tcp(self.sk.as_ptr()) }
+        if !self.is_fullsock() {
+            return false;
+        }
+        let sk = self.sk.as_ptr();
+        // SAFETY: The socket is alive (type invariant) and full, so it is a
+        // `struct sock` with all these fields; `sk_family` is read once, as
+        // C's `READ_ONCE()`.
+        unsafe {
+            let family = core::ptr::addr_of!((*sk).__sk_common.skc_family).read_volatile();
+            (family == bindings::AF_INET as u16 || family == bindings::AF_INET6 as u16)
+                && (*sk).sk_type == bindings::sock_type_SOCK_STREAM as u16
+                && (*sk).sk_protocol == bindings::IPPROTO_TCP as u16
+        }
     }
 
     /// Returns the connection state (`sk->sk_state`, `TCP_*`).
     #[inline]
     pub fn state(&self) -> u32 {
-        // SAFETY: The socket is alive; `sk_state` is a common field.
-        unsafe { bindings::sk_state(self.sk.as_ptr()) as u32 }
+        self.state_raw().into()
     }
 
     /// Returns the socket's hash (`sk->sk_hash`).
     #[inline]
     pub fn hash(&self) -> u32 {
-        // SAFETY: The socket is alive; `sk_hash` is a common field.
-        unsafe { bindings::sk_hash(self.sk.as_ptr()) }
+        // SAFETY: The socket is alive (type invariant); `skc_hash` is in the
+        // `sock_common` of every socket kind, and every bit pattern of the
+        // union is a valid `u32`.
+        unsafe { (*self.sk.as_ptr()).__sk_common.__bindgen_anon_2.skc_hash }
     }
 
     /// Returns the pacing rate in bytes/s of a full socket.
     #[inline]
     pub fn pacing_rate(&self) -> Option<u64> {
-        // SAFETY: The socket is alive and full, which has the field.
-        self.is_fullsock()
-            .then(|| unsafe { bindings::sk_pacing_rate(self.sk.as_ptr()) as u64 })
+        // SAFETY: The socket is alive and full, which has the field; TCP
+        // updates it concurrently, so it is read once (`READ_ONCE()`).
+        self.is_fullsock().then(|| unsafe {
+            core::ptr::addr_of!((*self.sk.as_ptr()).sk_pacing_rate).read_volatile() as u64
+        })
     }
 
     /// Returns the `SO_MAX_PACING_RATE` of a full socket (`~0` if unset).
     #[inline]
     pub fn max_pacing_rate(&self) -> Option<u64> {
-        // SAFETY: The socket is alive and full, which has the field.
-        self.is_fullsock()
-            .then(|| unsafe { bindings::sk_max_pacing_rate(self.sk.as_ptr()) as u64 })
+        // SAFETY: As for `pacing_rate()`: alive, full, read once.
+        self.is_fullsock().then(|| unsafe {
+            core::ptr::addr_of!((*self.sk.as_ptr()).sk_max_pacing_rate).read_volatile() as u64
+        })
     }
 
     /// Tells a full socket that `fq` paces it (`SK_PACING_FQ`, with
@@ -400,15 +431,19 @@ impl SockRef<'_> {
         if !self.is_fullsock() {
             return;
         }
-        // SAFETY: The socket is alive and full, which has the field; the
-        // field is written with release ordering, as C does.
-        unsafe {
-            if bindings::sk_pacing_status(self.sk.as_ptr()) != bindings::sk_pacing_SK_PACING_FQ {
-                bindings::sk_set_pacing_status_release(
-                    self.sk.as_ptr(),
-                    bindings::sk_pacing_SK_PACING_FQ,
-                );
-            }
+        // SAFETY: The socket is alive and full, which has the field: a
+        // valid, aligned `u32` for as long as this reference. C changes it
+        // only with `smp_store_release()` and `cmpxchg()` (TCP, BBR, C
+        // sch_fq), so an atomic view of it races with no plain write.
+        let status = unsafe {
+            core::sync::atomic::AtomicU32::from_ptr(core::ptr::addr_of_mut!(
+                (*self.sk.as_ptr()).sk_pacing_status
+            ))
+        };
+        let fq = bindings::sk_pacing_SK_PACING_FQ;
+        // Release, as C sch_fq: pairs with TCP's smp_load_acquire() of it.
+        if status.load(core::sync::atomic::Ordering::Relaxed) != fq {
+            status.store(fq, core::sync::atomic::Ordering::Release);
         }
     }
 }

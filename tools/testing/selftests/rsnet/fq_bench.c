@@ -7,8 +7,8 @@
  * page_pool.
  *
  *   tc qdisc add dev D root fq [options]	(D down: no other traffic)
- *   modprobe fq_bench dev=D [flows=F] [burst=B] [loops=N] [cpu=C]
- *	fq_bench: impl=sch_fq flows=F burst=B pkts=N ns=X.XX cycles=N
+ *   modprobe fq_bench dev=D [flows=F] [burst=B] [loops=N] [cpu=C] [sock=1]
+ *	fq_bench: impl=sch_fq flows=F burst=B sock=S pkts=N ns=X.XX cycles=N
  *
  * Each loop enqueues @burst 64-byte skbs of @flows flows (skb->hash set,
  * so fq hashes them as orphans without the flow dissector) and dequeues
@@ -17,6 +17,12 @@
  * (one enqueue and one dequeue). With burst 1 every packet takes fq's fast
  * path; with a burst, packets after the eighth go through the flows
  * (lookup, new/old lists, round robin).
+ *
+ * With sock=1 each flow is a kernel TCP socket (never connected, its state
+ * set to established for the run and back to closed before release) that
+ * owns the flow's skbs, without a destructor: fq then classifies by socket
+ * as for a connected TCP flow (socket state, hash, full-socket and TCP
+ * checks, pacing status), the path of real TCP traffic.
  *
  * D must be down (its transmit queue then runs noop, so only this module
  * calls the qdisc) and the qdisc must not throttle (no maxrate): a packet
@@ -27,6 +33,7 @@
 
 #include <linux/math64.h>
 #include <linux/module.h>
+#include <linux/net.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
@@ -34,6 +41,8 @@
 #include <linux/timekeeping.h>
 #include <linux/timex.h>
 #include <net/sch_generic.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
 
 #include "run_on_cpu.h"
 
@@ -53,6 +62,10 @@ static unsigned long loops = 200000;
 module_param(loops, ulong, 0444);
 MODULE_PARM_DESC(loops, "packets in all (default 200000)");
 
+static bool sock;
+module_param(sock, bool, 0444);
+MODULE_PARM_DESC(sock, "the flows are TCP sockets, not orphan hashes (default 0)");
+
 static int cpu = -1;
 module_param(cpu, int, 0444);
 MODULE_PARM_DESC(cpu, "CPU to run on (default: first online)");
@@ -65,6 +78,7 @@ struct fq_bench {
 	struct Qdisc *sch;
 	spinlock_t *root_lock;
 	struct sk_buff *skb[BENCH_MAX_BURST];
+	struct socket **socks;	/* flows of them with sock=1, else NULL */
 	u64 ns;
 	u64 cycles;
 	unsigned long pkts;
@@ -85,6 +99,7 @@ static int bench_burst(struct fq_bench *b, unsigned int *next_flow,
 
 		skb->tstamp = 0;
 		skb_set_hash(skb, *next_flow, PKT_HASH_TYPE_L4);
+		skb->sk = b->socks ? b->socks[*next_flow]->sk : NULL;
 		if (++*next_flow == flows)
 			*next_flow = 0;
 		qdisc_skb_cb(skb)->pkt_len = skb->len;
@@ -135,6 +150,40 @@ static int bench_run(void *arg)
 	return err;
 }
 
+static void bench_free_socks(struct fq_bench *b)
+{
+	unsigned int i;
+
+	if (!b->socks)
+		return;
+	for (i = 0; i < flows && b->socks[i]; i++) {
+		b->socks[i]->sk->sk_state = TCP_CLOSE;
+		sock_release(b->socks[i]);
+	}
+	kfree(b->socks);
+}
+
+static int bench_alloc_socks(struct fq_bench *b)
+{
+	unsigned int i;
+	int err;
+
+	b->socks = kcalloc(flows, sizeof(*b->socks), GFP_KERNEL);
+	if (!b->socks)
+		return -ENOMEM;
+	for (i = 0; i < flows; i++) {
+		err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+				       IPPROTO_TCP, &b->socks[i]);
+		if (err) {
+			b->socks[i] = NULL;
+			return err;
+		}
+		/* Nothing else sees these sockets: fq only reads the state. */
+		b->socks[i]->sk->sk_state = TCP_ESTABLISHED;
+	}
+	return 0;
+}
+
 static int __init fq_bench_init(void)
 {
 	struct net_device *ndev;
@@ -159,6 +208,11 @@ static int __init fq_bench_init(void)
 		}
 		skb_put_zero(b->skb[i], BENCH_PKT_LEN);
 	}
+	if (sock) {
+		err = bench_alloc_socks(b);
+		if (err)
+			goto free;
+	}
 
 	/* RTNL keeps the qdisc from being replaced or freed meanwhile. */
 	rtnl_lock();
@@ -175,8 +229,8 @@ static int __init fq_bench_init(void)
 	b->root_lock = qdisc_lock(qdisc_root(b->sch));
 	err = rsnet_run_on_cpu(c, bench_run, b, "fq_bench/%u");
 	if (!err)
-		pr_info("impl=%s flows=%u burst=%u pkts=%lu ns=%llu.%02llu cycles=%llu\n",
-			module_name(b->sch->ops->owner), flows, burst, b->pkts,
+		pr_info("impl=%s flows=%u burst=%u sock=%d pkts=%lu ns=%llu.%02llu cycles=%llu\n",
+			module_name(b->sch->ops->owner), flows, burst, sock, b->pkts,
 			div64_u64(b->ns, b->pkts),
 			div64_u64(b->ns * 100, b->pkts) % 100,
 			div64_u64(b->cycles, b->pkts));
@@ -185,8 +239,12 @@ static int __init fq_bench_init(void)
 unlock:
 	rtnl_unlock();
 free:
-	for (i = 0; i < burst; i++)
+	for (i = 0; i < burst; i++) {
+		if (b->skb[i])
+			b->skb[i]->sk = NULL;
 		kfree_skb(b->skb[i]);
+	}
+	bench_free_socks(b);
 	kfree(b);
 	return err;
 }
