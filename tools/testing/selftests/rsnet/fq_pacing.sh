@@ -5,9 +5,10 @@
 # the qdisc of a veth):
 # 1. one flow at maxrate 8mbit is delivered at 1,000,000 B/s within 10 %;
 # 2. with 1000 paced orphan flows, the qdisc watchdog wakes the qdisc less
-#    often with timer_slack 10us than with 0, and less often with 100us
-#    than with 10us. (Counting all hrtimer interrupts, as this test once
-#    did, drowns the effect in the 1000 Hz tick of both CPUs.)
+#    often (per packet sent) with timer_slack 10us than with 0, and less
+#    often with 100us than with 10us. (Counting all hrtimer interrupts, as
+#    this test once did, drowns the effect in the 1000 Hz tick of both
+#    CPUs.)
 # FQ_IMPL=c runs the same against the C sch_fq, for comparison.
 
 . "$(dirname "$0")/lib.sh"
@@ -52,8 +53,9 @@ paced_rate() {
 	        b = int(f.read())
 	    return time.monotonic(), b
 	t0, b0 = sample()
-	while sample()[1] - b0 < 15000 and time.monotonic() - t0 < 20:
+	while sample()[1] - b0 < 15000 and time.monotonic() - t0 < 60:
 	    time.sleep(0.05)
+	wait = time.monotonic() - t0
 	time.sleep(0.5)
 	s = []
 	for _ in range(31):
@@ -64,40 +66,50 @@ paced_rate() {
 	mb = sum(b for _, b in s) / n
 	cov = sum((t - mt) * (b - mb) for t, b in s)
 	var = sum((t - mt) ** 2 for t, _ in s)
-	print(int(cov / var))
+	print(int(cov / var), f"{wait:.1f}")
 	EOF
 	wait $tx
 }
 near_maxrate() { python3 -c "import sys; sys.exit(abs($1 - 1000000) > 100000)"; }
-rate=$(paced_rate)
+read -r rate wait < <(paced_rate)
 for _ in 2 3; do
 	near_maxrate "$rate" && break
-	ktap_print_msg "paced flow: $rate B/s, measuring again"
-	rate=$(paced_rate)
+	ktap_print_msg "paced flow: $rate B/s (first burst after $wait s), measuring again"
+	read -r rate wait < <(paced_rate)
 done
-ktap_print_msg "paced flow: $rate B/s at the qdisc (maxrate 1000000 B/s)"
+ktap_print_msg "paced flow: $rate B/s at the qdisc (maxrate 1000000 B/s; first burst after $wait s)"
 check "a paced flow is delivered at its maxrate within 10%" near_maxrate "$rate"
 
 # 2. Watchdog wakeups (NET_TX softirqs, see net_tx_softirqs in lib.sh)
-# with 1000 flows paced at 400kbit, 3 s each.
-wakeups() { # SLACK -> NET_TX softirqs in 3 s of traffic
+# with 1000 flows paced at 400kbit, five alternating pairs of 3 s windows,
+# per packet sent: the emulated guest can stall pktgen for part of a window
+# (one CI run had a slack-0 window with a third fewer wakeups than the
+# next), and a window with less traffic has fewer wakeups whatever the
+# slack. With the same offered load, per packet and per second are the
+# same comparison. Under plain TCG timers fire late anyway, so the effect
+# is small here (about 0.9x; make bench measures it under icount).
+wakeups() { # SLACK -> "NET_TX-softirqs tx-packets" in 3 s of traffic
 	tc qdisc del dev $DEV root 2>/dev/null
 	tc qdisc add dev $DEV root fq maxrate 400kbit timer_slack "$1"
-	local n0
-	n0=$(net_tx_softirqs)
+	local n0 p0 tx=/sys/class/net/$DEV/statistics/tx_packets
+	n0=$(net_tx_softirqs) p0=$(cat $tx)
 	"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1000 3 >/dev/null
-	echo $(($(net_tx_softirqs) - n0))
+	echo $(($(net_tx_softirqs) - n0)) $(($(cat $tx) - p0))
 }
-w0=0 w10=0 l0= l10=
-for i in 1 2 3; do
-	a=$(wakeups 0); b=$(wakeups 10us)
-	w0=$((w0 + a)) w10=$((w10 + b)) l0+=" $a" l10+=" $b"
+w0=0 w10=0 p0=0 p10=0 l0= l10=
+for i in 1 2 3 4 5; do
+	read -r a pa < <(wakeups 0)
+	read -r b pb < <(wakeups 10us)
+	w0=$((w0 + a)) w10=$((w10 + b)) p0=$((p0 + pa)) p10=$((p10 + pb))
+	l0+=" $a/$pa" l10+=" $b/$pb"
 done
-w100=$(wakeups 100us)
-ktap_print_msg "watchdog wakeups in 3 s, slack 0:$l0, 10us:$l10, 100us: $w100"
+read -r w100 p100 < <(wakeups 100us)
+ktap_print_msg "watchdog wakeups/packets sent in 3 s, slack 0:$l0, 10us:$l10, 100us: $w100/$p100"
+# less_per_packet W1 P1 W2 P2: W1/P1 < W2/P2 (and packets were sent).
+less_per_packet() { [ "$2" -gt 0 ] && [ "$4" -gt 0 ] && [ $(($1 * $4)) -lt $(($3 * $2)) ]; }
 check "the watchdog wakes less often with timer_slack 10us than with 0" \
-	test $w10 -lt $w0
+	less_per_packet $w10 $p10 $w0 $p0
 check "the watchdog wakes less often with timer_slack 100us than with 10us" \
-	test $((3 * w100)) -lt $w10
+	less_per_packet $w100 $p100 $w10 $p10
 tc qdisc del dev $DEV root
 ktap_finished
