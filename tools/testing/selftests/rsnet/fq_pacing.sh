@@ -29,6 +29,13 @@ if [ "${FQ_IMPL:-rust}" = c ]; then fq_use_c; else fq_use_rust; fi
 modprobe pktgen
 ip link add $DEV type veth peer name ${DEV}p
 ip addr add 10.89.0.1/24 dev $DEV && ip link set $DEV up && ip link set ${DEV}p up
+# The qdisc runs once linkwatch has activated the device after carrier-on,
+# which is asynchronous: wait for operstate up (at most 10 s) so that the
+# first pktgen run does not start into a device that drops everything.
+for _ in $(seq 100); do
+	[ "$(cat /sys/class/net/$DEV/operstate)" = up ] && break
+	sleep 0.1
+done
 
 # 1. One flow at maxrate 8mbit (quantum 30000: 30 ms between bursts, well
 # above the emulator's timer latency) leaves the qdisc at 1,000,000 B/s.
