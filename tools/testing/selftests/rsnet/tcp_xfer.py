@@ -19,6 +19,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 
 HDR = struct.Struct("!Q32s")
 SO_ZEROCOPY = 60
@@ -70,10 +71,23 @@ def reap_zerocopy(sock):
         pass
 
 
+def connect(addr, port):
+    # The server was started a second ago; under emulation its Python may
+    # not listen yet (CI once saw ECONNREFUSED): retry for up to 30 s.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return socket.create_connection((addr, port), timeout=60)
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def send_one(addr, port, mode, size, rnd):
     payload = rnd.randbytes(size)
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-    with socket.create_connection((addr, port), timeout=60) as s:
+    with connect(addr, port) as s:
         s.settimeout(None)  # blocking: sendfile() and MSG_ERRQUEUE need it
         s.sendall(HDR.pack(size, hashlib.sha256(payload).digest()))
         if mode == "send":
