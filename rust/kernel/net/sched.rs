@@ -18,7 +18,7 @@
 //! callbacks may have `&mut Data`.
 
 use crate::{
-    alloc::{flags::GFP_KERNEL, KBox},
+    alloc::{flags::GFP_KERNEL, Flags, KBox, KVec},
     bindings,
     error::{from_result, to_result, Result},
     ffi::c_int,
@@ -641,4 +641,102 @@ impl<T: QdiscOps> Drop for Registration<T> {
 #[inline]
 pub fn pkt_len(skb: &SkBuff) -> u32 {
     skb.qdisc_pkt_len()
+}
+
+/// A growable array of `T` in chunks of `N` elements, for the flows of a
+/// qdisc: growing it, even in atomic context (enqueue), allocates one chunk
+/// and never moves or copies an element, and an index costs one load more
+/// than in a flat array.
+///
+/// # Invariants
+///
+/// `N` is a power of two. For each chunk `c`, `table[c]` is
+/// `p.wrapping_sub(c * N)`, where `p` came from `KBox::<[T; N]>::into_raw()`
+/// of a chunk this array owns, so element `i` is at
+/// `table[i / N].wrapping_add(i)`, inside chunk `i / N`.
+pub struct ChunkVec<T, const N: usize> {
+    table: KVec<*mut T>,
+}
+
+// SAFETY: It owns its elements, as a `KVec<KBox<[T; N]>>` would.
+unsafe impl<T: Send, const N: usize> Send for ChunkVec<T, N> {}
+
+// SAFETY: A shared `ChunkVec` gives out shared references to elements only.
+unsafe impl<T: Sync, const N: usize> Sync for ChunkVec<T, N> {}
+
+impl<T, const N: usize> Default for ChunkVec<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> ChunkVec<T, N> {
+    const N_IS_POWER_OF_TWO: () = assert!(N.is_power_of_two());
+
+    /// Creates an empty array; it allocates nothing.
+    pub const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::N_IS_POWER_OF_TWO;
+        Self { table: KVec::new() }
+    }
+
+    /// Returns the number of elements, a multiple of `N`.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.table.len() * N
+    }
+
+    /// Returns `true` if the array has no chunk.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Appends `chunk`: its elements get indices `len()..len() + N`.
+    pub fn push_chunk(&mut self, chunk: KBox<[T; N]>, flags: Flags) -> Result {
+        let c = self.table.len();
+        let p = KBox::into_raw(chunk).cast::<T>();
+        if let Err(e) = self.table.push(p.wrapping_sub(c * N), flags) {
+            // SAFETY: `p` came from `KBox::into_raw()` just above and was
+            // not stored.
+            drop(unsafe { KBox::from_raw(p.cast::<[T; N]>()) });
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// The address of element `i`; panics if `i >= len()`, as indexing a
+    /// slice does.
+    #[inline]
+    fn ptr(&self, i: usize) -> *mut T {
+        // By the invariant, inside chunk `i / N` (the bounds check of the
+        // table is the check of `i`).
+        self.table[i / N].wrapping_add(i)
+    }
+
+    /// Returns element `i`; panics if `i >= len()`.
+    #[inline]
+    pub fn get(&self, i: usize) -> &T {
+        // SAFETY: `ptr()` is element `i` of a chunk we own (type
+        // invariant), initialised, and `&self` keeps it shared.
+        unsafe { &*self.ptr(i) }
+    }
+
+    /// Returns element `i` mutably; panics if `i >= len()`.
+    #[inline]
+    pub fn get_mut(&mut self, i: usize) -> &mut T {
+        // SAFETY: As for `get()`; `&mut self` makes the access exclusive.
+        unsafe { &mut *self.ptr(i) }
+    }
+}
+
+impl<T, const N: usize> Drop for ChunkVec<T, N> {
+    fn drop(&mut self) {
+        for (c, &p) in self.table.iter().enumerate() {
+            // SAFETY: By the type invariant, `p.wrapping_add(c * N)` is the
+            // pointer `KBox::into_raw()` gave for chunk `c`, which we own
+            // and free once, here.
+            drop(unsafe { KBox::from_raw(p.wrapping_add(c * N).cast::<[T; N]>()) });
+        }
+    }
 }
