@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Tests of `kernel::net::sched::ChunkVec`, the flow storage of the Rust fq,
+//! run when the module loads: loading fails with `EINVAL` if any check
+//! fails, and each check prints its result (`chunkvec.sh` reads them).
+//!
+//! Each element knows its index, so a wrong chunk or offset shows; dropping
+//! the array must drop every element exactly once.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KBox};
+use kernel::net::sched::ChunkVec;
+use kernel::prelude::*;
+
+module! {
+    type: ChunkVecTest,
+    name: "chunkvec_test",
+    author: "rsnet",
+    description: "rsnet: tests of kernel::net::sched::ChunkVec",
+    license: "GPL",
+}
+
+/// Elements per chunk: small, so a few chunks cover the boundaries.
+const N: usize = 4;
+/// Chunks pushed.
+const CHUNKS: usize = 5;
+
+/// Elements dropped so far.
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// An element that knows its index; 128 bytes, as a flow of the Rust fq.
+#[repr(align(64))]
+struct Elem {
+    index: usize,
+    value: u64,
+    _pad: [u8; 100],
+}
+
+impl Elem {
+    fn new(index: usize) -> Self {
+        Elem {
+            index,
+            value: index as u64 * 7,
+            _pad: [0; 100],
+        }
+    }
+}
+
+impl Drop for Elem {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts and prints the checks.
+struct Checks {
+    passed: u32,
+    failed: u32,
+}
+
+impl Checks {
+    fn check(&mut self, desc: &str, ok: bool) {
+        if ok {
+            self.passed += 1;
+            pr_info!("ok: {desc}\n");
+        } else {
+            self.failed += 1;
+            pr_err!("FAILED: {desc}\n");
+        }
+    }
+}
+
+/// Pushes `CHUNKS` chunks whose elements are numbered from `len()` on.
+fn fill(v: &mut ChunkVec<Elem, N>, t: &mut Checks) -> Result {
+    let mut lens_ok = true;
+    for _ in 0..CHUNKS {
+        let base = v.len();
+        let chunk = KBox::new(core::array::from_fn(|s| Elem::new(base + s)), GFP_KERNEL)?;
+        v.push_chunk(chunk, GFP_KERNEL)?;
+        lens_ok &= v.len() == base + N;
+    }
+    t.check("len() grows by N per chunk", lens_ok);
+    Ok(())
+}
+
+fn run(t: &mut Checks) -> Result {
+    let mut v = ChunkVec::<Elem, N>::new();
+    t.check("a new array is empty", v.is_empty());
+    fill(&mut v, t)?;
+    t.check("not empty after a push", !v.is_empty());
+
+    let total = N * CHUNKS;
+    t.check(
+        "get(i) is element i in every chunk",
+        (0..total).all(|i| v.get(i).index == i && v.get(i).value == i as u64 * 7),
+    );
+    let size = core::mem::size_of::<Elem>();
+    t.check(
+        "elements of a chunk are adjacent",
+        (0..total - 1).filter(|i| (i + 1) % N != 0).all(|i| {
+            let a = v.get(i) as *const Elem as usize;
+            let b = v.get(i + 1) as *const Elem as usize;
+            b.wrapping_sub(a) == size
+        }),
+    );
+
+    // Growing never moves an element: addresses before and after a push.
+    let before = v.get(total - 1) as *const Elem as usize;
+    fill(&mut v, t)?;
+    let after = v.get(total - 1) as *const Elem as usize;
+    t.check("a push moves no element", before == after);
+    t.check(
+        "the new chunks hold the next indices",
+        (total..2 * total).all(|i| v.get(i).index == i),
+    );
+
+    // Writes through get_mut() reach that element only.
+    for i in (0..2 * total).step_by(3) {
+        v.get_mut(i).value = 1_000_000 + i as u64;
+    }
+    t.check(
+        "get_mut(i) writes element i only",
+        (0..2 * total).all(|i| {
+            let want = if i % 3 == 0 {
+                1_000_000 + i as u64
+            } else {
+                i as u64 * 7
+            };
+            v.get(i).value == want
+        }),
+    );
+
+    DROPPED.store(0, Ordering::Relaxed);
+    drop(v);
+    t.check(
+        "dropping the array drops every element once",
+        DROPPED.load(Ordering::Relaxed) == 2 * total,
+    );
+
+    // An empty array drops nothing.
+    DROPPED.store(0, Ordering::Relaxed);
+    drop(ChunkVec::<Elem, N>::new());
+    t.check(
+        "an empty array drops nothing",
+        DROPPED.load(Ordering::Relaxed) == 0,
+    );
+    Ok(())
+}
+
+struct ChunkVecTest;
+
+impl kernel::Module for ChunkVecTest {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let mut t = Checks {
+            passed: 0,
+            failed: 0,
+        };
+        run(&mut t)?;
+        pr_info!("{} passed, {} failed\n", t.passed, t.failed);
+        if t.failed != 0 {
+            return Err(EINVAL);
+        }
+        Ok(ChunkVecTest)
+    }
+}
