@@ -9,11 +9,30 @@ set -u
 DEV=$1 DST=$2 FLOWS=$3 SECS=$4 SIZE=${5:-1000}
 PG=/proc/net/pktgen
 [ -d $PG ] || modprobe pktgen
+T=$PG/kpktgend_0
 pgset() {
 	echo "$2" >"$1" || { echo "pktgen: '$2' > $1 failed" >&2; exit 1; }
 }
-pgset $PG/kpktgend_0 "rem_device_all"
-pgset $PG/kpktgend_0 "add_device $DEV"
+# rem_device_all only flags the thread, which removes its devices when it
+# next runs (the write waits 125 ms for that, which the emulated guest can
+# miss) and, in the same pass, after starting the devices of a pending
+# "start": a flag still pending at the next add_device and start removed
+# the device just added, and the run sent nothing (fq_pacing.sh's first
+# measurement in full runs). So flag only a thread that has devices, and
+# wait until they are gone.
+rem_all() {
+	local i
+	grep -qE '^(Running|Stopped): *[^ ]' $T || return 0
+	pgset $T "rem_device_all"
+	for i in $(seq 100); do
+		grep -qE '^(Running|Stopped): *[^ ]' $T || return 0
+		sleep 0.1
+	done
+	echo "pktgen: $T still has devices after rem_device_all" >&2
+	exit 1
+}
+rem_all
+pgset $T "add_device $DEV"
 D=$PG/$DEV
 pgset $D "count 0"
 pgset $D "pkt_size $SIZE"
@@ -28,4 +47,4 @@ sleep "$SECS"
 echo stop >$PG/pgctrl
 wait $run
 sed -nE 's/^ *pkts-sofar: ([0-9]+).*/\1/p' $D
-pgset $PG/kpktgend_0 "rem_device_all"
+rem_all
