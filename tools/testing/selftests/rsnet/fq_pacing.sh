@@ -53,14 +53,32 @@ paced_rate() {
 	local tx
 	"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1 8 1000 >/dev/null &
 	tx=$!
-	python3 - /sys/class/net/$DEV/statistics/tx_bytes <<-'EOF'
-	import sys, time
+	python3 - /sys/class/net/$DEV/statistics/tx_bytes $DEV <<-'EOF'
+	import subprocess, sys, time
 	def sample():
 	    with open(sys.argv[1]) as f:
 	        b = int(f.read())
 	    return time.monotonic(), b
+	def snapshot():
+	    # Where the packets are when none leave (full make check runs,
+	    # sometimes): in the qdisc (backlog), dropped by the veth, or
+	    # never sent by pktgen.
+	    dev = sys.argv[2]
+	    n = "/sys/class/net/" + dev
+	    for cmd in (["tc", "-s", "qdisc", "show", "dev", dev],
+	                ["cat", "/proc/net/pktgen/kpktgend_0",
+	                 "/proc/net/pktgen/" + dev, n + "/operstate",
+	                 n + "/carrier", n + "/statistics/tx_dropped",
+	                 n + "/statistics/tx_packets"]):
+	        r = subprocess.run(cmd, capture_output=True, text=True)
+	        for l in (" ".join(cmd) + "\n" + r.stdout + r.stderr).splitlines():
+	            print("# no traffic after 5 s:", l, file=sys.stderr)
 	t0, b0 = sample()
+	snap = False
 	while sample()[1] - b0 < 15000 and time.monotonic() - t0 < 60:
+	    if not snap and time.monotonic() - t0 > 5:
+	        snap = True
+	        snapshot()
 	    time.sleep(0.05)
 	wait = time.monotonic() - t0
 	time.sleep(0.5)
