@@ -584,8 +584,11 @@ impl FqSchedData {
                 return false;
             }
         }
+        // A full non-TCP socket with SO_MAX_PACING_RATE: `max_pacing_rate()`
+        // is `None` for other than full sockets, and tested first, a TCP
+        // socket without the option reads its state once here.
         if let Some(sk) = skb.sock() {
-            if sk.is_fullsock() && !sk.is_tcp() && sk.max_pacing_rate() != Some(u64::MAX) {
+            if matches!(sk.max_pacing_rate(), Some(r) if r != u64::MAX) && !sk.is_tcp() {
                 return false;
             }
         }

@@ -16,10 +16,9 @@ pgset() {
 # rem_device_all only flags the thread, which removes its devices when it
 # next runs (the write waits 125 ms for that, which the emulated guest can
 # miss) and, in the same pass, after starting the devices of a pending
-# "start": a flag still pending at the next add_device and start removed
-# the device just added, and the run sent nothing (fq_pacing.sh's first
-# measurement in full runs). So flag only a thread that has devices, and
-# wait until they are gone.
+# "start": a flag still pending at the next add_device and start would
+# remove the device just added. So flag only a thread that has devices,
+# and wait until they are gone.
 rem_all() {
 	local i
 	grep -qE '^(Running|Stopped): *[^ ]' $T || return 0
