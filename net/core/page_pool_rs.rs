@@ -154,7 +154,11 @@ impl Hook for RustPath {
     fn put_bulk(pool: &PagePool, mut pages: BulkPages<'_>, mut cache: Option<AllocCache<'_>>) {
         while let Some(netmem) = pages.take_next() {
             if let Some(netmem) = Self::put_page(pool, netmem, u32::MAX, cache.as_mut()) {
-                pages.keep(netmem);
+                // Each taken page frees a slot, so keeping one cannot fail;
+                // were it to, the page would still go to the ring alone.
+                if let Err(netmem) = pages.keep(netmem) {
+                    Self::recycle_in_ring(pool, netmem);
+                }
             }
         }
         if pages.kept() == 0 {

@@ -5,7 +5,7 @@
 //! Linux 5.2 added this (472c2e07eef0 "tcp: add one skb cache for tx",
 //! 0b7d7f6b2208 "tcp: add tcp_tx_skb_cache sysctl") and 5.16 removed it
 //! (d8b81175e412). This module brings the policy back in Rust on top of the
-//! hook of `patches/0002`: when the write queue frees an skb that nobody
+//! hook of `patches/0001`: when the write queue frees an skb that nobody
 //! else references, keep it in the socket; the next header-only allocation
 //! of that socket (`tcp_stream_alloc_skb()`, which only makes those) reuses
 //! it instead of going to the slab.
@@ -17,7 +17,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::c_str;
 use kernel::net::skbuff::SkBuff;
-use kernel::net::tcp::{self, Sock, TxSkbCache, TxSkbCacheRegistration};
+use kernel::net::tcp::{self, CachedSkb, Sock, TxSkbCache, TxSkbCacheRegistration};
 use kernel::prelude::*;
 use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
 
@@ -35,7 +35,8 @@ static HITS: AtomicU64 = AtomicU64::new(0);
 static MISSES: AtomicU64 = AtomicU64::new(0);
 /// Freed skbs kept in the cache.
 static PUTS: AtomicU64 = AtomicU64::new(0);
-/// Freed skbs not kept: slot taken, skb cloned, or not reusable.
+/// Freed skbs not kept: slot taken, or the skb not reusable (cloned,
+/// destructor, zerocopy or other shared-info state).
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 
 fn count(counter: &AtomicU64) {
@@ -45,39 +46,31 @@ fn count(counter: &AtomicU64) {
 struct TxCache;
 
 impl TxSkbCache for TxCache {
-    fn get(sk: &Sock) -> Option<SkBuff> {
-        let Some(mut skb) = sk.tx_skb_cache_take() else {
-            count(&MISSES);
-            return None;
-        };
-        // Back to what alloc_skb_fclone() returns; the caller then sets
-        // truesize, charges memory, reserves MAX_TCP_HEADER and inits the
-        // tsorted anchor exactly as for a new skb. As in 5.2, clear what
-        // the last transmission left: tx_flags and the TCP control block.
-        if skb.reset_empty().is_err() {
-            count(&MISSES);
-            return None; // dropping `skb` frees it
-        }
-        skb.clear_tx_flags();
-        skb.clear_cb();
-        count(&HITS);
-        Some(skb)
+    fn get(sk: &Sock) -> Option<CachedSkb> {
+        // The adapter resets it to what alloc_skb_fclone() returns; the
+        // caller then sets truesize, charges memory, reserves MAX_TCP_HEADER
+        // and inits the tsorted anchor exactly as for a new skb.
+        let skb = sk.tx_skb_cache_take();
+        count(if skb.is_some() { &HITS } else { &MISSES });
+        skb
     }
 
-    fn put(sk: &Sock, mut skb: SkBuff) -> Result<(), SkBuff> {
-        // A clone still in flight shares the data: not ours to reuse.
-        if !sk.tx_skb_cache_is_empty() || skb.is_cloned() {
+    fn put(sk: &Sock, skb: SkBuff) -> Result<(), SkBuff> {
+        if !sk.tx_skb_cache_is_empty() {
             count(&REFUSED);
             return Err(skb);
         }
-        skb.ext_reset();
-        skb.zcopy_clear(true);
-        // Release the payload pages now: a cached skb is not charged to the
-        // socket, so it must not pin memory behind the accounting's back.
-        if skb.trim(0).is_err() {
-            count(&REFUSED);
-            return Err(skb);
-        }
+        // A clone still in flight, a destructor or zerocopy state: not ours
+        // to reuse. Otherwise the payload pages are released now: a cached
+        // skb is not charged to the socket, so it must not pin memory behind
+        // the accounting's back.
+        let skb = match CachedSkb::new(skb) {
+            Ok(skb) => skb,
+            Err(skb) => {
+                count(&REFUSED);
+                return Err(skb);
+            }
+        };
         match sk.tx_skb_cache_store(skb) {
             Ok(()) => {
                 count(&PUTS);
@@ -85,7 +78,7 @@ impl TxSkbCache for TxCache {
             }
             Err(skb) => {
                 count(&REFUSED);
-                Err(skb)
+                Err(skb.into_skb())
             }
         }
     }

@@ -28,8 +28,8 @@ use kernel::alloc::{flags, KVVec, KVec};
 use kernel::c_str;
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
-    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, ChunkVec, Qdisc, QdiscOps,
-    Registration, StatsDump, ToFree, XmitStatus,
+    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, ChunkVec, Qdisc, QdiscChange,
+    QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{DropReason, SkBuff, SkbQueue};
 use kernel::prelude::*;
@@ -37,8 +37,8 @@ use kernel::str::CStr;
 use kernel::time::msecs_to_jiffies;
 use kernel::uapi;
 
-module! {
-    type: FqModule,
+kernel::module_qdisc! {
+    type: Fq,
     name: "sch_fq_rs",
     author: "rsnet",
     description: "Fair Queue Packet Scheduler (Rust)",
@@ -526,9 +526,10 @@ impl FqSchedData {
                 }
                 self.arena.release(cur);
                 collected += 1;
-                self.flows -= 1;
-                self.inactive_flows -= 1;
-                self.stat_gc_flows += 1;
+                // C's u32/u64 counters, wrapping as C's do.
+                self.flows = self.flows.wrapping_sub(1);
+                self.inactive_flows = self.inactive_flows.wrapping_sub(1);
+                self.stat_gc_flows = self.stat_gc_flows.wrapping_add(1);
             } else {
                 prev = cur;
             }
@@ -536,17 +537,17 @@ impl FqSchedData {
         }
 
         if self.arena.free == NIL && self.grow().is_err() {
-            self.stat_allocation_errors += 1;
+            self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
             return None;
         }
         let Some(fi) = self.arena.alloc() else {
-            self.stat_allocation_errors += 1;
+            self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
             return None;
         };
         let head = self.fq_root[b];
         self.fq_root[b] = fi;
-        self.flows += 1;
-        self.inactive_flows += 1;
+        self.flows = self.flows.wrapping_add(1);
+        self.inactive_flows = self.inactive_flows.wrapping_add(1);
         let (fi, f, cfg, created) = self.found(fi, true);
         f.detached = true;
         f.age = now_j;
@@ -683,9 +684,11 @@ impl FqSchedData {
     fn fq_unthrottle(&mut self, now: u64) {
         // Unthrottle latency EWMA: cheap, and helps to diagnose timer
         // problems.
-        let sample = now - self.time_next_delayed_flow;
-        self.unthrottle_latency_ns -= self.unthrottle_latency_ns >> 3;
-        self.unthrottle_latency_ns += sample >> 3;
+        let sample = now.wrapping_sub(self.time_next_delayed_flow);
+        self.unthrottle_latency_ns = self
+            .unthrottle_latency_ns
+            .wrapping_sub(self.unthrottle_latency_ns >> 3)
+            .wrapping_add(sample >> 3);
 
         self.time_next_delayed_flow = u64::MAX;
         while self.delayed_len > 0 {
@@ -856,7 +859,7 @@ impl FqSchedData {
     /// `fq_rehash()`: move the flows to `new` buckets, dropping idle ones.
     fn fq_rehash(&mut self, mut new: KVVec<u32>, new_log: u8) -> KVVec<u32> {
         let now_j = jiffies();
-        let mut fcnt = 0;
+        let mut fcnt: u32 = 0;
         for b in 0..self.fq_root.len() {
             let mut cur = self.fq_root[b];
             while cur != NIL {
@@ -864,7 +867,7 @@ impl FqSchedData {
                 let next = f.hnext;
                 if self.fq_gc_candidate(f, now_j) {
                     self.arena.release(cur);
-                    fcnt += 1;
+                    fcnt = fcnt.wrapping_add(1);
                 } else {
                     let nb = bucket_of(f.sk, new_log);
                     self.arena.get_mut(cur).hnext = new[nb];
@@ -873,9 +876,9 @@ impl FqSchedData {
                 cur = next;
             }
         }
-        self.flows -= fcnt;
-        self.inactive_flows -= fcnt;
-        self.stat_gc_flows += fcnt as u64;
+        self.flows = self.flows.wrapping_sub(fcnt);
+        self.inactive_flows = self.inactive_flows.wrapping_sub(fcnt);
+        self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(fcnt));
         core::mem::swap(&mut self.fq_root, &mut new);
         self.cfg.fq_trees_log = new_log;
         new
@@ -974,7 +977,7 @@ fn fq_parse(opt: &NlAttr, old: &Config, extack: &mut ExtAck<'_>) -> Result<Confi
     if let Some(v) = tb.u32(uapi::TCA_FQ_FLOW_DEFAULT_RATE) {
         let now = jiffies();
         let last = DEFRATE_WARNED.load(Ordering::Relaxed);
-        if last == 0 || time_after(now, last + msecs_to_jiffies(5000) as u64) {
+        if last == 0 || time_after(now, last.wrapping_add(msecs_to_jiffies(5000) as u64)) {
             DEFRATE_WARNED.store(now, Ordering::Relaxed);
             pr_warn!("sch_fq: defrate {} ignored.\n", v);
         }
@@ -1054,8 +1057,9 @@ fn fq_parse(opt: &NlAttr, old: &Config, extack: &mut ExtAck<'_>) -> Result<Confi
 struct Fq;
 
 impl FqSchedData {
-    /// Applies a validated configuration; `sch->limit` is part of it.
-    fn apply(&mut self, sch: &Qdisc<Fq>, c: &Config) {
+    /// Applies a validated configuration, but for `sch->limit`, which the
+    /// caller sets.
+    fn apply(&mut self, c: &Config) {
         let log = self.cfg.fq_trees_log;
         self.cfg = *c;
         // The bucket array is swapped separately (fq_rehash).
@@ -1063,16 +1067,16 @@ impl FqSchedData {
         for i in 0..FQ_BANDS {
             self.band_flows[i].quantum = c.weights[i];
         }
-        sch.set_limit(c.limit);
     }
 }
 
+#[vtable]
 impl QdiscOps for Fq {
     type Data = FqSchedData;
     const ID: &'static CStr = c_str!("fq");
 
     fn init(
-        sch: &Qdisc<Self>,
+        sch: &mut QdiscInit<'_, Self>,
         opt: Option<&NlAttr>,
         extack: &mut ExtAck<'_>,
     ) -> Result<FqSchedData> {
@@ -1134,8 +1138,9 @@ impl QdiscOps for Fq {
             stat_pkts_too_long: 0,
             stat_allocation_errors: 0,
         };
-        q.apply(sch, &cfg);
+        q.apply(&cfg);
         q.cfg.fq_trees_log = cfg.fq_trees_log;
+        sch.set_limit(cfg.limit);
         Ok(q)
     }
 
@@ -1148,7 +1153,8 @@ impl QdiscOps for Fq {
     ) -> XmitStatus {
         let band = q.cfg.prio2band[skb.priority() as usize & TC_PRIO_MAX];
         if q.band_pkt_count[band as usize & BAND_MASK] >= sch.limit() {
-            q.stat_band_drops[band as usize & BAND_MASK] += 1;
+            let drops = &mut q.stat_band_drops[band as usize & BAND_MASK];
+            *drops = drops.wrapping_add(1);
             return to_free.drop(sch, skb, DropReason::FqBandLimit);
         }
 
@@ -1160,11 +1166,11 @@ impl QdiscOps for Fq {
             // Is the timestamp too far in the future?
             if tstamp as i64 > now.wrapping_add(q.cfg.horizon) as i64 {
                 if q.cfg.horizon_drop != 0 {
-                    q.stat_horizon_drops += 1;
+                    q.stat_horizon_drops = q.stat_horizon_drops.wrapping_add(1);
                     return to_free.drop(sch, skb, DropReason::FqHorizonLimit);
                 }
-                q.stat_horizon_caps += 1;
-                skb.set_tstamp(now + q.cfg.horizon);
+                q.stat_horizon_caps = q.stat_horizon_caps.wrapping_add(1);
+                skb.set_tstamp(now.wrapping_add(q.cfg.horizon));
             }
             let t = skb.tstamp();
             set_time_to_send(&mut skb, t);
@@ -1180,8 +1186,9 @@ impl QdiscOps for Fq {
             q.fq_flow_unset_throttled(fi);
             (_, f, cfg, _) = q.found(fi, false);
         }
-        if f.qlen >= cfg.flow_plimit as i32 {
-            q.stat_flows_plimit += 1;
+        // C compares `int qlen` with `u32 flow_plimit` as unsigned.
+        if f.qlen as u32 >= cfg.flow_plimit {
+            q.stat_flows_plimit = q.stat_flows_plimit.wrapping_add(1);
             return to_free.drop(sch, skb, DropReason::FqFlowLimit);
         }
         // As in C, a detached flow joins the new list of the band it had (0
@@ -1221,9 +1228,13 @@ impl QdiscOps for Fq {
         q.fq_reset(sch);
     }
 
-    fn change(sch: &Qdisc<Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result {
+    fn change(
+        sch: &mut QdiscChange<'_, Self>,
+        opt: &NlAttr,
+        extack: &mut ExtAck<'_>,
+    ) -> Result {
         // Validate on a snapshot; nothing is applied if anything is wrong.
-        let old = sch.lock().cfg;
+        let old = sch.with_lock(|_, q| q.cfg);
         let cfg = fq_parse(opt, &old, extack)?;
         let new_root = if cfg.fq_trees_log != old.fq_trees_log {
             Some(new_buckets(cfg.fq_trees_log)?)
@@ -1231,24 +1242,27 @@ impl QdiscOps for Fq {
             None
         };
 
-        let mut q = sch.lock();
-        q.apply(sch, &cfg);
-        let old_root = new_root.map(|root| q.fq_rehash(root, cfg.fq_trees_log));
-        let (mut dropped_pkts, mut dropped_bytes) = (0u32, 0u32);
-        while sch.qlen() > sch.limit() {
-            let skb = match sch.take_peeked() {
-                Some(skb) => skb,
-                None => match q.fq_dequeue(sch) {
+        let old_root = sch.with_lock(|sch, q| {
+            q.apply(&cfg);
+            sch.set_limit(cfg.limit);
+            let old_root = new_root.map(|root| q.fq_rehash(root, cfg.fq_trees_log));
+            // C counts these in `unsigned int`s, wrapping.
+            let (mut dropped_pkts, mut dropped_bytes) = (0u32, 0u32);
+            while sch.qlen() > sch.limit() {
+                let skb = match sch.take_peeked() {
                     Some(skb) => skb,
-                    None => break,
-                },
-            };
-            dropped_pkts += 1;
-            dropped_bytes += sched::pkt_len(&skb);
-            drop(skb);
-        }
-        sch.tree_reduce_backlog(dropped_pkts, dropped_bytes);
-        drop(q);
+                    None => match q.fq_dequeue(sch) {
+                        Some(skb) => skb,
+                        None => break,
+                    },
+                };
+                dropped_pkts = dropped_pkts.wrapping_add(1);
+                dropped_bytes = dropped_bytes.wrapping_add(sched::pkt_len(&skb));
+                drop(skb);
+            }
+            sch.tree_reduce_backlog(dropped_pkts, dropped_bytes);
+            old_root
+        });
         // The old bucket array is freed outside the lock.
         drop(old_root);
         Ok(())
@@ -1256,9 +1270,8 @@ impl QdiscOps for Fq {
 
     fn dump(sch: &Qdisc<Self>, q: &FqSchedData, msg: &mut NlMsg<'_>) -> Result {
         let c = &q.cfg;
-        let opts = msg.nest_start(sched::TCA_OPTIONS)?;
         // TCA_FQ_FLOW_DEFAULT_RATE is not used any more.
-        let r = (|| -> Result {
+        msg.nested(sched::TCA_OPTIONS, |msg| {
             msg.put_u32(uapi::TCA_FQ_PLIMIT, sch.limit())?;
             msg.put_u32(uapi::TCA_FQ_FLOW_PLIMIT, c.flow_plimit)?;
             msg.put_u32(uapi::TCA_FQ_QUANTUM, c.quantum)?;
@@ -1291,17 +1304,7 @@ impl QdiscOps for Fq {
                 weights[4 * i..4 * i + 4].copy_from_slice(&q.band_flows[i].quantum.to_ne_bytes());
             }
             msg.put_bytes(uapi::TCA_FQ_WEIGHTS, &weights)
-        })();
-        match r {
-            Ok(()) => {
-                msg.nest_end(opts);
-                Ok(())
-            }
-            Err(e) => {
-                msg.nest_cancel(opts);
-                Err(e)
-            }
-        }
+        })
     }
 
     fn dump_stats(_sch: &Qdisc<Self>, q: &FqSchedData, d: &mut StatsDump<'_>) -> Result {
@@ -1333,14 +1336,4 @@ impl QdiscOps for Fq {
     }
 }
 
-struct FqModule {
-    _reg: Registration<Fq>,
-}
 
-impl kernel::Module for FqModule {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        Ok(Self {
-            _reg: Registration::register(module)?,
-        })
-    }
-}

@@ -7,9 +7,9 @@ bool rust_helper_skb_cloned(const struct sk_buff *skb)
 	return skb_cloned(skb);
 }
 
-void rust_helper_skb_zcopy_clear(struct sk_buff *skb, bool zerocopy_success)
+bool rust_helper_skb_header_cloned(const struct sk_buff *skb)
 {
-	skb_zcopy_clear(skb, zerocopy_success);
+	return skb_header_cloned(skb);
 }
 
 void rust_helper_skb_ext_reset(struct sk_buff *skb)
@@ -25,16 +25,6 @@ int rust_helper_pskb_trim(struct sk_buff *skb, unsigned int len)
 void rust_helper_skb_reset_tail_pointer(struct sk_buff *skb)
 {
 	skb_reset_tail_pointer(skb);
-}
-
-unsigned int rust_helper_skb_end_offset(const struct sk_buff *skb)
-{
-	return skb_end_offset(skb);
-}
-
-unsigned int rust_helper_skb_headroom(const struct sk_buff *skb)
-{
-	return skb_headroom(skb);
 }
 
 struct skb_shared_info *rust_helper_skb_shinfo(struct sk_buff *skb)

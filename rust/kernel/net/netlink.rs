@@ -19,7 +19,7 @@ use crate::{
     ffi::{c_char, c_int},
     str::CStr,
 };
-use core::{fmt, marker::PhantomData, mem::size_of, ptr};
+use core::{fmt, marker::PhantomData, ptr};
 
 /// A value range for [`Policy::u32_range`] (`struct netlink_range_validation`).
 #[repr(transparent)]
@@ -295,9 +295,6 @@ pub struct NlMsg<'a> {
     _p: PhantomData<&'a mut bindings::sk_buff>,
 }
 
-/// An open nest in an [`NlMsg`]; close it with [`NlMsg::nest_end`].
-pub struct Nest(*mut bindings::nlattr);
-
 impl NlMsg<'_> {
     /// # Safety
     ///
@@ -310,27 +307,27 @@ impl NlMsg<'_> {
         }
     }
 
-    /// Opens a nested attribute (`nla_nest_start_noflag()`).
-    pub fn nest_start(&mut self, type_: u32) -> Result<Nest> {
+    /// Appends a nested attribute `type_` holding what `f` appends
+    /// (`nla_nest_start_noflag()`, then `nla_nest_end()`); if `f` fails, the
+    /// nest and everything `f` appended are removed (`nla_nest_cancel()`).
+    pub fn nested(&mut self, type_: u32, f: impl FnOnce(&mut Self) -> Result) -> Result {
         // SAFETY: `ptr` is a valid message (type invariant).
-        let n = unsafe { bindings::nla_nest_start_noflag(self.ptr, type_ as c_int) };
-        if n.is_null() {
-            Err(Error::from_errno(-(bindings::EMSGSIZE as i32)))
-        } else {
-            Ok(Nest(n))
+        let nest = unsafe { bindings::nla_nest_start_noflag(self.ptr, type_ as c_int) };
+        if nest.is_null() {
+            return Err(Error::from_errno(-(bindings::EMSGSIZE as i32)));
         }
-    }
-
-    /// Closes `nest` (`nla_nest_end()`).
-    pub fn nest_end(&mut self, nest: Nest) {
-        // SAFETY: `nest` was opened in this message and is still open.
-        unsafe { bindings::nla_nest_end(self.ptr, nest.0) };
-    }
-
-    /// Removes `nest` and everything after it (`nla_nest_cancel()`).
-    pub fn nest_cancel(&mut self, nest: Nest) {
-        // SAFETY: `nest` was opened in this message and is still open.
-        unsafe { bindings::nla_nest_cancel(self.ptr, nest.0) };
+        let r = f(self);
+        // SAFETY: `nest` was opened in this message above, and what `f`
+        // appended (it had the message, not the nest) lies after it.
+        unsafe {
+            match r {
+                Ok(()) => {
+                    bindings::nla_nest_end(self.ptr, nest);
+                }
+                Err(_) => bindings::nla_nest_cancel(self.ptr, nest),
+            }
+        }
+        r
     }
 
     /// Appends a `u32` attribute.
@@ -355,19 +352,6 @@ impl NlMsg<'_> {
                 type_ as c_int,
                 value.len() as c_int,
                 value.as_ptr().cast(),
-            )
-        })
-    }
-
-    /// Appends a binary attribute holding the plain-data struct `value`.
-    pub fn put_struct<T: Copy>(&mut self, type_: u32, value: &T) -> Result {
-        // SAFETY: `value` is readable for `size_of::<T>()` bytes.
-        to_result(unsafe {
-            bindings::nla_put(
-                self.ptr,
-                type_ as c_int,
-                size_of::<T>() as c_int,
-                ptr::from_ref(value).cast(),
             )
         })
     }

@@ -123,10 +123,14 @@ impl Netmem {
     /// may reuse it: always for a `net_iov`, whose provider counts.
     #[inline]
     pub fn is_sole_ref(&self) -> bool {
-        // SAFETY: A page we own (type invariant) is valid; the count is an
-        // atomic that others may change, read once (`page_ref_count()`).
+        // SAFETY: A page we own (type invariant) is valid. The count is an
+        // `atomic_t` that other CPUs change atomically, so no reference to
+        // it is formed: it is read once through a raw pointer, as
+        // `page_ref_count()` (`atomic_read()`, a `READ_ONCE()`) does.
         self.is_net_iov()
-            || unsafe { core::ptr::read_volatile(&(*self.page())._refcount.counter) } == 1
+            || unsafe {
+                core::ptr::read_volatile(core::ptr::addr_of!((*self.page())._refcount.counter))
+            } == 1
     }
 
     /// Returns `true` if the page came from the emergency reserves
@@ -743,14 +747,20 @@ impl BulkPages<'_> {
         None
     }
 
-    /// Keeps `netmem` for the ring, in the caller's array.
+    /// Keeps `netmem` for the ring, in a slot of the caller's array that
+    /// [`BulkPages::take_next`] has consumed already; hands the page back
+    /// if there is none (more pages kept than taken).
     #[inline]
-    pub fn keep(&mut self, netmem: Netmem) {
-        // `kept < next`: every kept page was taken, and took a slot.
-        debug_assert!(self.kept < self.next);
-        // SAFETY: `kept < next <= count`, a slot we consumed already.
+    pub fn keep(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
+        if self.kept >= self.next {
+            return Err(netmem);
+        }
+        // SAFETY: `kept < next <= count` (checked above, type invariant): a
+        // slot of the caller's array whose entry was consumed already.
         unsafe { *self.data.add(self.kept) = netmem.into_raw() as *mut c_void };
+        // INVARIANT: Still `kept <= next`.
         self.kept += 1;
+        Ok(())
     }
 
     /// Returns the number of kept pages.
@@ -887,7 +897,8 @@ impl<T: Hook> Ops<T> {
 
 /// A registered [`Hook`]: every page pool recycles through `T` until this
 /// is dropped, which switches back to the C path and waits until no CPU and
-/// no task runs a hook (`synchronize_rcu()`, `synchronize_rcu_tasks()`).
+/// no task runs a hook: every hook call runs inside an RCU read-side critical
+/// section, which `synchronize_rcu()` waits out.
 ///
 /// # Invariants
 ///

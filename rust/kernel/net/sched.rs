@@ -5,35 +5,52 @@
 //! C headers: [`include/net/sch_generic.h`](srctree/include/net/sch_generic.h),
 //! [`include/net/pkt_sched.h`](srctree/include/net/pkt_sched.h)
 //!
-//! A qdisc is a type implementing [`QdiscOps`]; [`Registration`] registers it
-//! with `register_qdisc()` under [`QdiscOps::ID`], so `tc qdisc add ... ID`
-//! creates instances. Each instance keeps its state, [`QdiscOps::Data`], in
-//! the qdisc's private area next to a `qdisc_watchdog`.
+//! A qdisc is a type implementing [`QdiscOps`]; [`module_qdisc!`] declares
+//! the module that registers it with `register_qdisc()` under
+//! [`QdiscOps::ID`], so `tc qdisc add ... ID` creates instances. Each
+//! instance keeps its state, [`QdiscOps::Data`], in the qdisc's private
+//! area next to a `qdisc_watchdog`.
 //!
-//! Every callback that touches the state runs under the qdisc's root lock:
-//! the stack holds it around enqueue, dequeue and reset, and the adapters
-//! take it (`sch_tree_lock()`) around dump and dump_stats, as C `sch_fq`
-//! does for its statistics. `change` gets the lock with [`Qdisc::lock`], so
-//! it can validate and allocate first and apply under the lock. That is why
-//! callbacks may have `&mut Data`.
+//! # Contexts
+//!
+//! What a callback may do follows from the context the stack calls it in,
+//! and each context has its own handle:
+//!
+//! - enqueue, dequeue and reset run under the qdisc's root lock (reset also
+//!   from `__qdisc_destroy()`, when nothing else can reach the qdisc), and
+//!   the adapters take the lock (`sch_tree_lock()`) around dump and
+//!   dump_stats. These get a [`Qdisc`] and the state as `&mut Data` or
+//!   `&Data`; a `Qdisc` has no way to take the lock, so none of them can
+//!   deadlock on it or make a second reference to the state.
+//! - init runs once on a qdisc no other context can see yet, before the
+//!   state exists: it gets a [`QdiscInit`], which cannot reach the state.
+//! - change runs under RTNL without the root lock: it gets a
+//!   [`QdiscChange`], whose [`QdiscChange::with_lock`] takes the lock for
+//!   the duration of a closure that cannot take it again.
 
 use crate::{
-    alloc::{flags::GFP_KERNEL, Flags, KBox, KVec},
+    alloc::{Flags, KBox, KVec},
     bindings,
-    error::{from_result, to_result, Result},
+    error::{from_result, to_result, Result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     net::netlink::{ExtAck, NlAttr, NlMsg},
     net::skbuff::{DropReason, SkBuff},
     prelude::*,
     str::CStr,
-    types::Opaque,
+    types::{AsBytes, Opaque},
     ThisModule,
 };
 use core::{
     marker::PhantomData,
     mem::{size_of, MaybeUninit},
     ptr::{self, NonNull},
+    sync::atomic::{AtomicBool, Ordering},
 };
+
+// Jiffies, rates and times are `unsigned long` in C; these abstractions
+// return them as `u64`, which is exact only where `unsigned long` is 64
+// bits wide. Refuse to build anywhere else.
+const _: () = assert!(size_of::<core::ffi::c_ulong>() == size_of::<u64>());
 
 /// The attribute that nests a qdisc's options (`TCA_OPTIONS`).
 pub const TCA_OPTIONS: u32 = bindings::TCA_OPTIONS;
@@ -61,7 +78,7 @@ pub fn usecs_to_jiffies(usecs: u32) -> u64 {
 
 /// Converts jiffies to microseconds (`jiffies_to_usecs()`).
 pub fn jiffies_to_usecs(j: u64) -> u32 {
-    // SAFETY: Pure computation.
+    // SAFETY: Pure computation; `unsigned long` is 64 bits (checked above).
     unsafe { bindings::jiffies_to_usecs(j as _) }
 }
 
@@ -81,13 +98,15 @@ pub struct ToFree<'a> {
     _p: PhantomData<&'a mut ()>,
 }
 
-/// A qdisc instance whose ops are `T`.
+/// A qdisc instance whose ops are `T`, as its locked callbacks see it.
 ///
 /// # Invariants
 ///
-/// The wrapped qdisc was created from the ops of a [`Registration<T>`], so
-/// its private area is a `Priv<T>`. References exist only inside the
-/// adapters' callbacks.
+/// The wrapped qdisc was created from the [`OpsTable`] of `T`, so its
+/// private area is a `Priv<T>`. References are made only by the adapters,
+/// for the duration of a callback that holds the qdisc's root lock or has
+/// the qdisc to itself (reset from destroy): every holder may read and
+/// write the qdisc's fields. `Qdisc` is neither `Send` nor `Sync`.
 #[repr(transparent)]
 pub struct Qdisc<T: QdiscOps>(Opaque<bindings::Qdisc>, PhantomData<T>);
 
@@ -99,41 +118,11 @@ struct Priv<T: QdiscOps> {
     data: MaybeUninit<T::Data>,
 }
 
-/// The qdisc's state, locked (`sch_tree_lock()`); unlocked on drop.
-pub struct TreeGuard<'a, T: QdiscOps> {
-    sch: &'a Qdisc<T>,
-}
-
-impl<T: QdiscOps> core::ops::Deref for TreeGuard<'_, T> {
-    type Target = T::Data;
-    #[inline]
-    fn deref(&self) -> &T::Data {
-        // SAFETY: We hold the tree lock, and `change` (our only user) runs
-        // on an initialised qdisc.
-        unsafe { self.sch.data_mut() }
-    }
-}
-
-impl<T: QdiscOps> core::ops::DerefMut for TreeGuard<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T::Data {
-        // SAFETY: As for `deref`; the guard is borrowed mutably.
-        unsafe { self.sch.data_mut() }
-    }
-}
-
-impl<T: QdiscOps> Drop for TreeGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: Locked in `Qdisc::lock`.
-        unsafe { bindings::sch_tree_unlock(self.sch.as_ptr()) };
-    }
-}
-
 impl<T: QdiscOps> Qdisc<T> {
     /// # Safety
     ///
-    /// `ptr` must be a qdisc made from `T`'s ops, valid for `'a`.
+    /// `ptr` must be a qdisc made from `T`'s ops, valid for `'a`, and the
+    /// caller must hold its root lock (or have it to itself) for `'a`.
     #[inline]
     unsafe fn from_raw<'a>(ptr: *mut bindings::Qdisc) -> &'a Self {
         // SAFETY: Transparent wrapper; validity is the caller's promise.
@@ -145,46 +134,42 @@ impl<T: QdiscOps> Qdisc<T> {
         self.0.get()
     }
 
-    #[inline]
-    fn priv_ptr(&self) -> *mut Priv<T> {
-        // SAFETY: The private area is `privdata`, which follows the qdisc
-        // (type invariant); this is `qdisc_priv()`.
-        unsafe { core::ptr::addr_of_mut!((*self.as_ptr()).privdata).cast::<Priv<T>>() }
-    }
-
+    /// The private area, `qdisc_priv()`.
+    ///
     /// # Safety
     ///
-    /// The caller holds the qdisc's root lock (or the qdisc is not live yet
-    /// or any more), the data is initialised, and no other reference to it
-    /// exists.
-    #[allow(clippy::mut_from_ref)]
+    /// `sch` must be a valid qdisc made from `T`'s ops.
     #[inline]
-    unsafe fn data_mut(&self) -> &mut T::Data {
-        // SAFETY: By the caller's promise.
-        unsafe { (*self.priv_ptr()).data.assume_init_mut() }
+    unsafe fn priv_of(sch: *mut bindings::Qdisc) -> *mut Priv<T> {
+        // SAFETY: The private area is `privdata`, which follows the qdisc
+        // and is `priv_size` bytes, the size of `Priv<T>` (`OpsTable`).
+        unsafe { core::ptr::addr_of_mut!((*sch).privdata).cast::<Priv<T>>() }
     }
 
-    /// Locks the qdisc tree (`sch_tree_lock()`) and gives access to the
-    /// state. For `change`, which the stack calls unlocked; calling it from
-    /// another callback deadlocks.
+    /// The state.
+    ///
+    /// # Safety
+    ///
+    /// `sch` must be a valid, initialised qdisc made from `T`'s ops, whose
+    /// root lock the caller holds (or which it has to itself) for `'a`, and
+    /// no other reference to the state may exist for `'a`.
     #[inline]
-    pub fn lock(&self) -> TreeGuard<'_, T> {
-        // SAFETY: The qdisc is valid (type invariant).
-        unsafe { bindings::sch_tree_lock(self.as_ptr()) };
-        TreeGuard { sch: self }
+    unsafe fn data_mut<'a>(sch: *mut bindings::Qdisc) -> &'a mut T::Data {
+        // SAFETY: By the caller's promise.
+        unsafe { (*Self::priv_of(sch)).data.assume_init_mut() }
     }
 
     /// Returns the queue limit in packets (`sch->limit`).
     #[inline]
     pub fn limit(&self) -> u32 {
-        // SAFETY: The qdisc is valid; callbacks run locked or under RTNL.
+        // SAFETY: The qdisc is valid and its fields ours (type invariant).
         unsafe { (*self.as_ptr()).limit }
     }
 
     /// Sets the queue limit in packets (`sch->limit`).
     #[inline]
     pub fn set_limit(&self, limit: u32) {
-        // SAFETY: As for `limit`.
+        // SAFETY: As for `limit`: the root lock is held (type invariant).
         unsafe { (*self.as_ptr()).limit = limit };
     }
 
@@ -231,35 +216,27 @@ impl<T: QdiscOps> Qdisc<T> {
     /// Counts `skb` as sent (`qdisc_bstats_update()`).
     #[inline]
     pub fn bstats_update(&self, skb: &SkBuff) {
-        #[cfg(CONFIG_64BIT)]
-        {
-            let bytes = u64::from(skb.qdisc_pkt_len());
-            let packets = u64::from(skb.stats_segs());
-            // SAFETY: As for `limit`. With 64-bit longs `u64_stats_sync` is
-            // empty and `u64_stats_add()` a plain add to the counter
-            // (`local64_add()`): the writers of a qdisc's `bstats` are
-            // serialised by its root lock, which we hold, and readers use
-            // `u64_stats_read()`, a single untorn aligned load, as the
-            // volatile store here is.
-            unsafe {
-                let b = ptr::addr_of_mut!((*self.as_ptr()).bstats);
-                let bytes_p = ptr::addr_of_mut!((*b).bytes.v.a.a.counter);
-                let packets_p = ptr::addr_of_mut!((*b).packets.v.a.a.counter);
-                ptr::write_volatile(
-                    bytes_p,
-                    ptr::read_volatile(bytes_p).wrapping_add(bytes as i64),
-                );
-                ptr::write_volatile(
-                    packets_p,
-                    ptr::read_volatile(packets_p).wrapping_add(packets as i64),
-                );
-            }
-        }
-        // SAFETY: As for `limit`; `skb` is valid.
-        #[cfg(not(CONFIG_64BIT))]
+        let bytes = u64::from(skb.qdisc_pkt_len());
+        let packets = u64::from(skb.stats_segs());
+        // SAFETY: As for `limit`. With 64-bit longs (checked at the top of
+        // this file) `u64_stats_sync` is empty and `u64_stats_add()` a
+        // plain add to the counter (`local64_add()`): the writers of a
+        // qdisc's `bstats` are serialised by its root lock, which we hold,
+        // and readers use `u64_stats_read()`, a single untorn aligned load,
+        // as the volatile store here is.
         unsafe {
-            bindings::qdisc_bstats_update(self.as_ptr(), skb.as_ptr())
-        };
+            let b = ptr::addr_of_mut!((*self.as_ptr()).bstats);
+            let bytes_p = ptr::addr_of_mut!((*b).bytes.v.a.a.counter);
+            let packets_p = ptr::addr_of_mut!((*b).packets.v.a.a.counter);
+            ptr::write_volatile(
+                bytes_p,
+                ptr::read_volatile(bytes_p).wrapping_add(bytes as i64),
+            );
+            ptr::write_volatile(
+                packets_p,
+                ptr::read_volatile(packets_p).wrapping_add(packets as i64),
+            );
+        }
     }
 
     /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
@@ -275,10 +252,11 @@ impl<T: QdiscOps> Qdisc<T> {
     #[inline]
     pub fn watchdog_schedule_range_ns(&self, expires: u64, slack: u64) {
         // SAFETY: The watchdog was initialised before `init` and lives in
-        // the private area as long as the qdisc.
+        // the private area as long as the qdisc; the root lock serialises
+        // its users (type invariant).
         unsafe {
             bindings::qdisc_watchdog_schedule_range_ns(
-                ptr::addr_of_mut!((*self.priv_ptr()).watchdog),
+                ptr::addr_of_mut!((*Self::priv_of(self.as_ptr())).watchdog),
                 expires,
                 slack,
             )
@@ -289,7 +267,7 @@ impl<T: QdiscOps> Qdisc<T> {
     /// accounting undone: the first half of `qdisc_dequeue_internal()`.
     #[inline]
     pub fn take_peeked(&self) -> Option<SkBuff> {
-        // SAFETY: The qdisc is valid and locked; the skb is ours.
+        // SAFETY: The qdisc is valid and locked (type invariant).
         let skb = unsafe { bindings::qdisc_dequeue_gso_skb(self.as_ptr()) };
         // SAFETY: A dequeued skb is owned by us.
         NonNull::new(skb).map(|p| unsafe { SkBuff::from_raw(p) })
@@ -299,8 +277,74 @@ impl<T: QdiscOps> Qdisc<T> {
     /// outside dequeue (`qdisc_tree_reduce_backlog()`).
     #[inline]
     pub fn tree_reduce_backlog(&self, n: u32, len: u32) {
-        // SAFETY: The qdisc is valid; called under its lock.
+        // SAFETY: The qdisc is valid and locked (type invariant). C takes
+        // both counts as `int` and so do we, bit for bit.
         unsafe { bindings::qdisc_tree_reduce_backlog(self.as_ptr(), n as c_int, len as c_int) };
+    }
+}
+
+/// A new qdisc, as `init` sees it: not yet visible to any other context,
+/// and without state (`init` returns it).
+///
+/// # Invariants
+///
+/// `ptr` is a qdisc made from `T`'s ops, in its `init` callback.
+pub struct QdiscInit<'a, T: QdiscOps> {
+    ptr: *mut bindings::Qdisc,
+    _p: PhantomData<(&'a (), T)>,
+}
+
+impl<T: QdiscOps> QdiscInit<'_, T> {
+    /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
+    #[inline]
+    pub fn psched_mtu(&self) -> u32 {
+        // SAFETY: The qdisc and its device are valid (type invariant).
+        unsafe { bindings::qdisc_psched_mtu(self.ptr) }
+    }
+
+    /// Sets the queue limit in packets (`sch->limit`).
+    #[inline]
+    pub fn set_limit(&mut self, limit: u32) {
+        // SAFETY: No other context can see the qdisc yet (type invariant).
+        unsafe { (*self.ptr).limit = limit };
+    }
+}
+
+/// An initialised qdisc, as `change` sees it: under RTNL, not locked.
+///
+/// # Invariants
+///
+/// `ptr` is an initialised qdisc made from `T`'s ops, in its `change`
+/// callback, whose caller does not hold the root lock.
+pub struct QdiscChange<'a, T: QdiscOps> {
+    ptr: *mut bindings::Qdisc,
+    _p: PhantomData<(&'a (), T)>,
+}
+
+impl<T: QdiscOps> QdiscChange<'_, T> {
+    /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
+    #[inline]
+    pub fn psched_mtu(&self) -> u32 {
+        // SAFETY: The qdisc and its device are valid (type invariant).
+        unsafe { bindings::qdisc_psched_mtu(self.ptr) }
+    }
+
+    /// Runs `f` with the qdisc's root lock held (`sch_tree_lock()`), with
+    /// the locked qdisc and its state.
+    ///
+    /// `f` cannot take the lock again: `self` is borrowed for the call, and
+    /// neither argument can take it.
+    pub fn with_lock<R>(&mut self, f: impl FnOnce(&Qdisc<T>, &mut T::Data) -> R) -> R {
+        // SAFETY: The qdisc is valid; its caller does not hold the lock
+        // (type invariant), and `&mut self` keeps us from taking it twice.
+        unsafe { bindings::sch_tree_lock(self.ptr) };
+        // SAFETY: Locked; the qdisc is initialised (type invariant), and the
+        // only other references to its state are made by the callbacks
+        // that hold the lock, which we now do.
+        let r = unsafe { f(Qdisc::from_raw(self.ptr), Qdisc::<T>::data_mut(self.ptr)) };
+        // SAFETY: Locked above.
+        unsafe { bindings::sch_tree_unlock(self.ptr) };
+        r
     }
 }
 
@@ -314,8 +358,8 @@ impl ToFree<'_> {
         skb: SkBuff,
         reason: DropReason,
     ) -> XmitStatus {
-        // SAFETY: `skb` is ours to give away, `sch` is valid and `ptr` is
-        // the enqueue's free list.
+        // SAFETY: `skb` is ours to give away, `sch` is valid and locked and
+        // `ptr` is the enqueue's free list.
         XmitStatus(unsafe {
             bindings::qdisc_drop_reason(
                 skb.into_raw().as_ptr(),
@@ -335,11 +379,12 @@ pub struct StatsDump<'a> {
 
 impl StatsDump<'_> {
     /// Appends `st`, the qdisc's own statistics struct
-    /// (`gnet_stats_copy_app()`).
+    /// (`gnet_stats_copy_app()`). Its bytes reach user space, so it must
+    /// have no padding or other uninitialised bytes ([`AsBytes`]).
     #[inline]
-    pub fn copy_app<S: Copy>(&mut self, st: &S) -> Result {
-        // SAFETY: `ptr` is the dump in progress; `st` is readable for its
-        // size and is copied, not kept.
+    pub fn copy_app<S: AsBytes>(&mut self, st: &S) -> Result {
+        // SAFETY: `ptr` is the dump in progress; `st` is readable and fully
+        // initialised (`AsBytes`) for its size, and is copied, not kept.
         to_result(unsafe {
             bindings::gnet_stats_copy_app(
                 self.ptr,
@@ -350,17 +395,34 @@ impl StatsDump<'_> {
     }
 }
 
+// SAFETY: `struct tc_fq_qd_stats` (uapi) is 16 `__u64`/`__s64`, then 4
+// `__u32`, then 4 more `__u64` and 3 `__u64` band drops, then 3 `__u32`
+// band counts and a `__u32` pad: every byte belongs to a field of integer
+// type (checked below: the size is the sum of the fields), so a value has
+// no uninitialised bytes, and there is no interior mutability.
+unsafe impl AsBytes for crate::uapi::tc_fq_qd_stats {}
+const _: () = assert!(size_of::<crate::uapi::tc_fq_qd_stats>() == 15 * 8 + 8 * 4);
+
 /// A packet scheduler.
+///
+/// Callbacks run in the contexts described in the [module
+/// documentation](self). `change` and `dump_stats` are optional: a qdisc
+/// without `change` refuses `tc qdisc change` with `EINVAL`, as C's do.
+#[vtable]
 pub trait QdiscOps: Sized + 'static {
     /// The per-instance state.
     type Data: Send;
 
-    /// The name `tc` knows the qdisc by (at most 15 bytes).
+    /// The name `tc` knows the qdisc by (at most 15 bytes; longer names
+    /// fail the build).
     const ID: &'static CStr;
 
     /// Creates the state of a new instance from its options.
-    fn init(sch: &Qdisc<Self>, opt: Option<&NlAttr>, extack: &mut ExtAck<'_>)
-        -> Result<Self::Data>;
+    fn init(
+        sch: &mut QdiscInit<'_, Self>,
+        opt: Option<&NlAttr>,
+        extack: &mut ExtAck<'_>,
+    ) -> Result<Self::Data>;
 
     /// Queues `skb`, or drops it through `to_free`.
     fn enqueue(
@@ -376,14 +438,22 @@ pub trait QdiscOps: Sized + 'static {
     /// Drops every queued packet and forgets the flows.
     fn reset(sch: &Qdisc<Self>, q: &mut Self::Data);
 
-    /// Applies new options (`tc qdisc change`); takes the lock itself.
-    fn change(sch: &Qdisc<Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result;
+    /// Applies new options (`tc qdisc change`).
+    fn change(
+        _sch: &mut QdiscChange<'_, Self>,
+        _opt: &NlAttr,
+        _extack: &mut ExtAck<'_>,
+    ) -> Result {
+        crate::build_error(VTABLE_DEFAULT_ERROR)
+    }
 
     /// Writes the options (`TCA_OPTIONS`) for `tc qdisc show`.
     fn dump(sch: &Qdisc<Self>, q: &Self::Data, msg: &mut NlMsg<'_>) -> Result;
 
     /// Writes the private statistics for `tc -s qdisc show`.
-    fn dump_stats(sch: &Qdisc<Self>, q: &Self::Data, d: &mut StatsDump<'_>) -> Result;
+    fn dump_stats(_sch: &Qdisc<Self>, _q: &Self::Data, _d: &mut StatsDump<'_>) -> Result {
+        crate::build_error(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 struct Adapter<T: QdiscOps>(PhantomData<T>);
@@ -400,14 +470,13 @@ impl<T: QdiscOps> Adapter<T> {
     ) -> c_int {
         // SAFETY: The stack calls enqueue with a qdisc made from our ops,
         // initialised, under its root lock, and gives us the skb.
-        let (sch, skb) = unsafe {
+        let (sch, q, skb) = unsafe {
             (
                 Qdisc::<T>::from_raw(sch),
+                Qdisc::<T>::data_mut(sch),
                 SkBuff::from_raw(NonNull::new_unchecked(skb)),
             )
         };
-        // SAFETY: Locked and initialised (see above).
-        let q = unsafe { sch.data_mut() };
         let mut to_free = ToFree {
             ptr: to_free,
             _p: PhantomData,
@@ -421,42 +490,44 @@ impl<T: QdiscOps> Adapter<T> {
     /// lock.
     unsafe extern "C" fn dequeue(sch: *mut bindings::Qdisc) -> *mut bindings::sk_buff {
         // SAFETY: Called under the root lock on an initialised qdisc.
-        let sch = unsafe { Qdisc::<T>::from_raw(sch) };
-        // SAFETY: As above.
-        let q = unsafe { sch.data_mut() };
+        let (sch, q) = unsafe { (Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch)) };
         T::dequeue(sch, q).map_or(ptr::null_mut(), |skb| skb.into_raw().as_ptr())
     }
 
     /// # Safety
     ///
     /// Called by the stack once, on a new qdisc of `T` not yet visible to
-    /// the data path; `opt` and `extack` are null or valid for the call.
+    /// any other context; `opt` and `extack` are null or valid for the call.
     unsafe extern "C" fn init(
         sch: *mut bindings::Qdisc,
         opt: *mut bindings::nlattr,
         extack: *mut bindings::netlink_ext_ack,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: `sch` is a new qdisc of our ops, not yet visible to
-            // the data path; `opt` and `extack` are null or valid for the call.
-            let (sch, opt, mut extack) = unsafe {
+            // SAFETY: `sch` is a new qdisc of our ops; `opt` and `extack`
+            // are null or valid for the call.
+            let (p, opt, mut extack) = unsafe {
                 (
-                    Qdisc::<T>::from_raw(sch),
+                    Qdisc::<T>::priv_of(sch),
                     (!opt.is_null()).then(|| NlAttr::from_raw(opt)),
                     ExtAck::from_raw(extack),
                 )
             };
-            let p = sch.priv_ptr();
             // SAFETY: The watchdog lives in the private area; it is set up
             // first so that `destroy` can always cancel it.
             unsafe {
                 bindings::qdisc_watchdog_init_clockid(
                     ptr::addr_of_mut!((*p).watchdog),
-                    sch.as_ptr(),
+                    sch,
                     bindings::CLOCK_MONOTONIC as _,
                 )
             };
-            let data = T::init(sch, opt, &mut extack)?;
+            // INVARIANT: In `init`, before the qdisc is visible.
+            let mut init = QdiscInit {
+                ptr: sch,
+                _p: PhantomData,
+            };
+            let data = T::init(&mut init, opt, &mut extack)?;
             // SAFETY: `p` is our private area; nothing else uses it yet.
             unsafe {
                 (*p).data.write(data);
@@ -469,14 +540,14 @@ impl<T: QdiscOps> Adapter<T> {
     /// # Safety
     ///
     /// Called by the stack on a qdisc of `T` under its root lock, or when
-    /// it is no longer used.
+    /// nothing else can reach it any more (`__qdisc_destroy()`).
     unsafe extern "C" fn reset(sch: *mut bindings::Qdisc) {
-        // SAFETY: Called under the root lock (or before destroy).
-        let sch = unsafe { Qdisc::<T>::from_raw(sch) };
-        // SAFETY: `initialised` is only written under the same rules.
-        if unsafe { (*sch.priv_ptr()).initialised } {
-            // SAFETY: Locked and initialised.
-            T::reset(sch, unsafe { sch.data_mut() });
+        // SAFETY: Called under the root lock, or with the qdisc to
+        // ourselves; `initialised` is only written under the same rules.
+        unsafe {
+            if (*Qdisc::<T>::priv_of(sch)).initialised {
+                T::reset(Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch));
+            }
         }
     }
 
@@ -487,8 +558,7 @@ impl<T: QdiscOps> Adapter<T> {
     unsafe extern "C" fn destroy(sch: *mut bindings::Qdisc) {
         // SAFETY: Called once, when the qdisc is no longer used (also after
         // a failed init, with the watchdog initialised).
-        let sch = unsafe { Qdisc::<T>::from_raw(sch) };
-        let p = sch.priv_ptr();
+        let p = unsafe { Qdisc::<T>::priv_of(sch) };
         // SAFETY: The watchdog was initialised by `init`, which the stack
         // calls before it can call destroy.
         unsafe { bindings::qdisc_watchdog_cancel(ptr::addr_of_mut!((*p).watchdog)) };
@@ -503,39 +573,50 @@ impl<T: QdiscOps> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the stack under RTNL on an initialised qdisc of `T`;
-    /// `opt` and `extack` are null or valid for the call.
+    /// Called by the stack under RTNL, without the root lock, on an
+    /// initialised qdisc of `T`; `opt` and `extack` are null or valid for
+    /// the call.
     unsafe extern "C" fn change(
         sch: *mut bindings::Qdisc,
         opt: *mut bindings::nlattr,
         extack: *mut bindings::netlink_ext_ack,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: `sch` is an initialised qdisc of our ops; `opt` and
-            // `extack` are null or valid for the call.
-            let (sch, mut extack) =
-                unsafe { (Qdisc::<T>::from_raw(sch), ExtAck::from_raw(extack)) };
+            // SAFETY: `extack` is null or valid for the call.
+            let mut extack = unsafe { ExtAck::from_raw(extack) };
             if opt.is_null() {
                 return Ok(0);
             }
             // SAFETY: Non-null and valid for the call.
             let opt = unsafe { NlAttr::from_raw(opt) };
-            T::change(sch, opt, &mut extack)?;
+            // INVARIANT: In `change`: initialised, not locked.
+            let mut change = QdiscChange {
+                ptr: sch,
+                _p: PhantomData,
+            };
+            T::change(&mut change, opt, &mut extack)?;
             Ok(0)
         })
     }
 
     /// # Safety
     ///
-    /// Called by the stack under RTNL on an initialised qdisc of `T`, with
-    /// the message being built.
+    /// Called by the stack under RTNL, without the root lock, on an
+    /// initialised qdisc of `T`, with the message being built.
     unsafe extern "C" fn dump(sch: *mut bindings::Qdisc, skb: *mut bindings::sk_buff) -> c_int {
-        // SAFETY: `sch` is an initialised qdisc of our ops and `skb` the
-        // message being built, both valid for the call.
-        let (sch, mut msg) = unsafe { (Qdisc::<T>::from_raw(sch), NlMsg::from_raw(skb)) };
-        let guard = sch.lock();
-        let r = T::dump(sch, &guard, &mut msg);
-        drop(guard);
+        // SAFETY: `sch` is valid and not locked by our caller; the lock
+        // makes the state ours until we unlock.
+        unsafe { bindings::sch_tree_lock(sch) };
+        // SAFETY: Locked, initialised; `skb` is the message being built.
+        let r = unsafe {
+            T::dump(
+                Qdisc::<T>::from_raw(sch),
+                Qdisc::<T>::data_mut(sch),
+                &mut NlMsg::from_raw(skb),
+            )
+        };
+        // SAFETY: Locked above.
+        unsafe { bindings::sch_tree_unlock(sch) };
         match r {
             // SAFETY: `skb` is valid; C dumps return its length.
             Ok(()) => unsafe { (*skb).len as c_int },
@@ -545,22 +626,28 @@ impl<T: QdiscOps> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the stack on an initialised qdisc of `T`, with the dump
-    /// in progress.
+    /// Called by the stack without the root lock on an initialised qdisc
+    /// of `T`, with the dump in progress.
     unsafe extern "C" fn dump_stats(
         sch: *mut bindings::Qdisc,
         d: *mut bindings::gnet_dump,
     ) -> c_int {
-        // SAFETY: `sch` is an initialised qdisc of our ops and `d` the dump
-        // in progress, both valid for the call.
-        let sch = unsafe { Qdisc::<T>::from_raw(sch) };
         let mut d = StatsDump {
             ptr: d,
             _p: PhantomData,
         };
-        let guard = sch.lock();
-        let r = T::dump_stats(sch, &guard, &mut d);
-        drop(guard);
+        // SAFETY: As in `dump`.
+        unsafe { bindings::sch_tree_lock(sch) };
+        // SAFETY: Locked and initialised.
+        let r = unsafe {
+            T::dump_stats(
+                Qdisc::<T>::from_raw(sch),
+                Qdisc::<T>::data_mut(sch),
+                &mut d,
+            )
+        };
+        // SAFETY: Locked above.
+        unsafe { bindings::sch_tree_unlock(sch) };
         match r {
             Ok(()) => 0,
             Err(_) => -1,
@@ -568,16 +655,83 @@ impl<T: QdiscOps> Adapter<T> {
     }
 }
 
+/// The `Qdisc_ops` table of `T`, built at compile time, for a `static`.
+///
+/// It is written by `register_qdisc()` (defaults, list link) and read by
+/// every instance, so it lives in writable memory for as long as the
+/// module: [`module_qdisc!`] declares it as a static of the module, which
+/// cannot be unloaded while an instance holds its reference
+/// (`owner`). Registering it once more fails with `EBUSY`.
+pub struct OpsTable<T: QdiscOps> {
+    ops: Opaque<bindings::Qdisc_ops>,
+    registered: AtomicBool,
+    _p: PhantomData<T>,
+}
+
+// SAFETY: C writes the table only in `register_qdisc()` and
+// `unregister_qdisc()`, under `qdisc_mod_lock`; we write `owner` only
+// before the one registration (`registered` lets one caller through).
+unsafe impl<T: QdiscOps> Sync for OpsTable<T> {}
+
+impl<T: QdiscOps> Default for OpsTable<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: QdiscOps> OpsTable<T> {
+    const ID_FITS: () = assert!(T::ID.len_with_nul() <= 16, "qdisc ID longer than 15 bytes");
+
+    /// Builds the table of `T`.
+    pub const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::ID_FITS;
+        // SAFETY: All zeroes is a valid `Qdisc_ops` (null pointers, `None`
+        // callbacks, zero sizes), the state C expects before filling in.
+        let mut ops: bindings::Qdisc_ops = unsafe { core::mem::zeroed() };
+        let id = T::ID.as_bytes_with_nul();
+        let mut i = 0;
+        while i < id.len() {
+            ops.id[i] = id[i] as _;
+            i += 1;
+        }
+        ops.priv_size = size_of::<Priv<T>>() as c_int;
+        ops.enqueue = Some(Adapter::<T>::enqueue);
+        ops.dequeue = Some(Adapter::<T>::dequeue);
+        ops.peek = Some(bindings::qdisc_peek_dequeued);
+        ops.init = Some(Adapter::<T>::init);
+        ops.reset = Some(Adapter::<T>::reset);
+        ops.destroy = Some(Adapter::<T>::destroy);
+        ops.change = if T::HAS_CHANGE {
+            Some(Adapter::<T>::change)
+        } else {
+            None
+        };
+        ops.dump = Some(Adapter::<T>::dump);
+        ops.dump_stats = if T::HAS_DUMP_STATS {
+            Some(Adapter::<T>::dump_stats)
+        } else {
+            None
+        };
+        Self {
+            ops: Opaque::new(ops),
+            registered: AtomicBool::new(false),
+            _p: PhantomData,
+        }
+    }
+}
+
 /// A registered qdisc kind; unregistered on drop.
+///
+/// Dropping it early is harmless: instances made meanwhile keep using the
+/// static table and hold the module, so neither goes away under them.
 ///
 /// # Invariants
 ///
-/// `ops` is registered with `register_qdisc()`. Its `owner` is the module
-/// that registered it, so no instance can outlive the registration: the
-/// module cannot be unloaded while an instance holds its reference.
+/// `ops` is registered with `register_qdisc()`, owned by the module whose
+/// static it is.
 pub struct Registration<T: QdiscOps> {
-    ops: Pin<KBox<Opaque<bindings::Qdisc_ops>>>,
-    _p: PhantomData<T>,
+    ops: &'static OpsTable<T>,
 }
 
 // SAFETY: The registration only unregisters on drop, which may happen on
@@ -587,54 +741,72 @@ unsafe impl<T: QdiscOps> Send for Registration<T> {}
 unsafe impl<T: QdiscOps> Sync for Registration<T> {}
 
 impl<T: QdiscOps> Registration<T> {
-    /// Registers `T` as the qdisc kind `T::ID`, owned by `module`.
-    #[inline]
-    pub fn register(module: &'static ThisModule) -> Result<Self> {
-        let id = T::ID.as_bytes();
-        if id.len() >= 16 {
-            return Err(EINVAL);
+    /// Registers `ops` as the qdisc kind `T::ID`, owned by `module`, whose
+    /// static `ops` must be (as [`module_qdisc!`] declares it). `EBUSY` if
+    /// the table was registered before.
+    pub fn register(ops: &'static OpsTable<T>, module: &'static ThisModule) -> Result<Self> {
+        if ops.registered.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
         }
-        // `register_qdisc()` links the table into its list and writes
-        // defaults into it, so it lives in writable, pinned memory.
-        let ops = KBox::pin(Opaque::<bindings::Qdisc_ops>::uninit(), GFP_KERNEL)?;
-        let raw = ops.get();
-        // SAFETY: `raw` points at our allocation; we fully initialise it
-        // (zeroes, then the fields we use) before handing it to C.
-        unsafe {
-            ptr::write_bytes(raw, 0, 1);
-            for (i, b) in id.iter().enumerate() {
-                (*raw).id[i] = *b as _;
-            }
-            (*raw).priv_size = size_of::<Priv<T>>() as c_int;
-            (*raw).enqueue = Some(Adapter::<T>::enqueue);
-            (*raw).dequeue = Some(Adapter::<T>::dequeue);
-            (*raw).peek = Some(bindings::qdisc_peek_dequeued);
-            (*raw).init = Some(Adapter::<T>::init);
-            (*raw).reset = Some(Adapter::<T>::reset);
-            (*raw).destroy = Some(Adapter::<T>::destroy);
-            (*raw).change = Some(Adapter::<T>::change);
-            (*raw).dump = Some(Adapter::<T>::dump);
-            (*raw).dump_stats = Some(Adapter::<T>::dump_stats);
-            (*raw).owner = module.as_ptr();
-        }
-        // SAFETY: The table is initialised and pinned for as long as it is
-        // registered (until `drop`).
+        let raw = ops.ops.get();
+        // SAFETY: We are the one caller let through above, and C has not
+        // seen the table yet, so nobody else reads or writes it.
+        unsafe { (*raw).owner = module.as_ptr() };
+        // SAFETY: The table is initialised and static.
         to_result(unsafe { bindings::register_qdisc(raw) })?;
         // INVARIANT: Registered above, owned by `module`.
-        Ok(Self {
-            ops,
-            _p: PhantomData,
-        })
+        Ok(Self { ops })
     }
 }
 
 impl<T: QdiscOps> Drop for Registration<T> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: Registered (type invariant). No instance exists: each
-        // holds a reference on the owning module, which is being unloaded.
-        unsafe { bindings::unregister_qdisc(self.ops.get()) };
+        // SAFETY: Registered (type invariant). Instances left keep using
+        // the static table and hold the owning module.
+        unsafe { bindings::unregister_qdisc(self.ops.ops.get()) };
     }
+}
+
+/// Declares a kernel module that registers the qdisc `type` (a
+/// [`QdiscOps`]) for as long as it is loaded; the other fields are those of
+/// [`module!`](crate::prelude::module).
+///
+/// # Examples
+///
+/// ```ignore
+/// kernel::module_qdisc! {
+///     type: Fq,
+///     name: "sch_fq_rs",
+///     author: "rsnet",
+///     description: "Fair Queue Packet Scheduler (Rust)",
+///     license: "GPL",
+/// }
+/// ```
+#[macro_export]
+macro_rules! module_qdisc {
+    (type: $type:ty, $($f:tt)*) => {
+        struct Module {
+            _reg: $crate::net::sched::Registration<$type>,
+        }
+
+        $crate::prelude::module! {
+            type: Module,
+            $($f)*
+        }
+
+        const _: () = {
+            static OPS: $crate::net::sched::OpsTable<$type> = $crate::net::sched::OpsTable::new();
+
+            impl $crate::Module for Module {
+                fn init(module: &'static $crate::ThisModule) -> $crate::error::Result<Self> {
+                    Ok(Module {
+                        _reg: $crate::net::sched::Registration::register(&OPS, module)?,
+                    })
+                }
+            }
+        };
+    };
 }
 
 /// Returns the number of bytes `tc` accounts for `skb` (`qdisc_pkt_len()`).

@@ -67,75 +67,6 @@ impl SkBuff {
         // SAFETY: The pointer is valid (type invariant).
         unsafe { bindings::skb_cloned(self.as_ptr()) }
     }
-
-    /// Returns the size of the data buffer (`skb_end_offset()`).
-    #[inline]
-    pub fn end_offset(&self) -> u32 {
-        // SAFETY: The pointer is valid (type invariant).
-        unsafe { bindings::skb_end_offset(self.as_ptr()) }
-    }
-
-    /// Returns the bytes free before the data (`skb_headroom()`).
-    #[inline]
-    pub fn headroom(&self) -> u32 {
-        // SAFETY: The pointer is valid (type invariant).
-        unsafe { bindings::skb_headroom(self.as_ptr()) }
-    }
-
-    /// Completes and detaches a zerocopy user buffer, if any
-    /// (`skb_zcopy_clear()`).
-    #[inline]
-    pub fn zcopy_clear(&mut self, success: bool) {
-        // SAFETY: The pointer is valid and we own the metadata (invariant).
-        unsafe { bindings::skb_zcopy_clear(self.as_ptr(), success) };
-    }
-
-    /// Drops all skb extensions (`skb_ext_reset()`).
-    #[inline]
-    pub fn ext_reset(&mut self) {
-        // SAFETY: The pointer is valid and we own the metadata (invariant).
-        unsafe { bindings::skb_ext_reset(self.as_ptr()) };
-    }
-
-    /// Trims the data to `len` bytes, releasing page fragments beyond it
-    /// (`pskb_trim()`).
-    #[inline]
-    pub fn trim(&mut self, len: u32) -> crate::error::Result {
-        // SAFETY: The pointer is valid and we own the metadata (invariant).
-        crate::error::to_result(unsafe { bindings::pskb_trim(self.as_ptr(), len) })
-    }
-
-    /// Empties the skb and gives all of its buffer back as tailroom, the
-    /// state `alloc_skb()` returns: no data, no headroom, no fragments.
-    #[inline]
-    pub fn reset_empty(&mut self) -> crate::error::Result {
-        self.trim(0)?;
-        let skb = self.as_ptr();
-        // SAFETY: The pointer is valid and we own the metadata (invariant);
-        // after the trim the skb is linear and empty, so moving `data` back
-        // to `head` and `tail` to `data` describes the same (empty) buffer.
-        unsafe {
-            (*skb).data = (*skb).head;
-            bindings::skb_reset_tail_pointer(skb);
-        }
-        Ok(())
-    }
-
-    /// Clears the transmit flags of the shared info (timestamping requests,
-    /// zerocopy markers): `skb_shinfo(skb)->tx_flags = 0`.
-    #[inline]
-    pub fn clear_tx_flags(&mut self) {
-        // SAFETY: The pointer is valid and we own the metadata (invariant);
-        // the shared info lives at the end of the buffer of every skb.
-        unsafe { (*bindings::skb_shinfo(self.as_ptr())).tx_flags = 0 };
-    }
-
-    /// Zeroes the control buffer (`skb->cb`), the per-layer scratch area.
-    #[inline]
-    pub fn clear_cb(&mut self) {
-        // SAFETY: The pointer is valid and we own the metadata (invariant).
-        unsafe { (*self.as_ptr()).cb = [0; 48] };
-    }
 }
 
 /// Why a packet was dropped (`enum skb_drop_reason`), as seen by
@@ -260,11 +191,29 @@ impl SkBuff {
 
     /// Marks the packet Congestion Experienced if it is ECN-capable
     /// (`INET_ECN_set_ce()`); returns whether it did.
+    ///
+    /// A header shared with a clone is first made private
+    /// (`pskb_expand_head()`, as `skb_ensure_writable()` does); if that
+    /// fails the packet is not marked. TCP's clones do not share their
+    /// headers (`skb->nohdr`), so they are marked in place, as C does.
     #[inline]
     pub fn set_ce(&mut self) -> bool {
-        // SAFETY: The pointer is valid and the data ours (invariant): a
-        // clone's data is unshared by the helper before it writes.
-        unsafe { bindings::INET_ECN_set_ce(self.as_ptr()) != 0 }
+        let skb = self.as_ptr();
+        // SAFETY: The pointer is valid and we own the skb (invariant); an
+        // skb whose header is shared gets a private copy of its head, the
+        // clones keeping the old one.
+        if unsafe { bindings::skb_header_cloned(skb) }
+            && unsafe {
+                bindings::pskb_expand_head(skb, 0, 0, crate::alloc::flags::GFP_ATOMIC.as_raw())
+            } != 0
+        {
+            return false;
+        }
+        // SAFETY: The pointer is valid and, with the header not shared
+        // (checked above), the bytes `INET_ECN_set_ce()` writes (the IP
+        // header's ECN field, after checking it lies inside the linear
+        // data) are ours.
+        unsafe { bindings::INET_ECN_set_ce(skb) != 0 }
     }
 
     /// Returns the private part of the qdisc control block.
@@ -432,9 +381,13 @@ impl SockRef<'_> {
             return;
         }
         // SAFETY: The socket is alive and full, which has the field: a
-        // valid, aligned `u32` for as long as this reference. C changes it
-        // only with `smp_store_release()` and `cmpxchg()` (TCP, BBR, C
-        // sch_fq), so an atomic view of it races with no plain write.
+        // valid, aligned `u32` for as long as this reference. The kernel's
+        // C changes it with `smp_store_release()` and `cmpxchg()` (TCP, C
+        // sch_fq) and BPF congestion control programs with plain aligned
+        // 32-bit stores (a single instruction once JIT-compiled, which
+        // cannot tear): every access is of the whole word, as the kernel
+        // memory model requires of a field that C itself reads with
+        // `smp_load_acquire()` while such stores happen.
         let status = unsafe {
             core::sync::atomic::AtomicU32::from_ptr(core::ptr::addr_of_mut!(
                 (*self.sk.as_ptr()).sk_pacing_status

@@ -3,13 +3,18 @@
 //! TCP: the per-socket TX skb cache hook.
 //!
 //! C header: [`include/net/tcp.h`](srctree/include/net/tcp.h) (the hook is
-//! added by rsnet's `patches/0002-tcp-tx-skb-cache-hooks.patch`).
+//! added by rsnet's `patches/0001-tcp-tx-skb-cache-hooks.patch`).
 //!
 //! `tcp_stream_alloc_skb()` and `tcp_wmem_free_skb()` call a registered
 //! [`TxSkbCache`] while the C static key [`tx_skb_cache_key()`] is on. The
 //! slot for the cached skb is `struct sock::sk_tx_skb_cache`, which the C
 //! side frees when the write queue is purged, so a cached skb never outlives
 //! its socket, loaded module or not.
+//!
+//! What may be cached is decided here, not by the policy: only a
+//! [`CachedSkb`], an skb checked to be unshared and free of state that a
+//! reuse would corrupt, enters the slot, and the adapter itself puts it back
+//! into the state of a freshly allocated skb before TCP reuses it.
 
 use crate::{
     bindings,
@@ -19,6 +24,81 @@ use crate::{
     types::Opaque,
 };
 use core::{marker::PhantomData, ptr::NonNull};
+
+/// A TCP TX skb fit for reuse by `tcp_stream_alloc_skb()`.
+///
+/// # Invariants
+///
+/// The skb is not cloned (no other user shares its data or shared info),
+/// has no destructor, no shared-info flags (so no zerocopy state, no
+/// managed or shared frags: `skb_shinfo(skb)->flags == 0`), no extensions
+/// and no data beyond its linear part, which is empty.
+pub struct CachedSkb(SkBuff);
+
+impl CachedSkb {
+    /// Checks that `skb`, freed by a socket's write queue, can be reused,
+    /// and releases its payload; hands it back untouched if it cannot.
+    ///
+    /// Refused: a clone is still in flight (it shares the shared info and
+    /// the frags), a destructor is set, or the shared info carries flags
+    /// (zerocopy user buffers, whose frags the skb may not hold references
+    /// on: `SKBFL_MANAGED_FRAG_REFS`; frags shared with the page cache).
+    pub fn new(skb: SkBuff) -> core::result::Result<Self, SkBuff> {
+        let p = skb.as_ptr();
+        // A clone still shares the shared info: not ours to reuse. Once not
+        // cloned while we own the skb, nobody can clone it again.
+        if skb.is_cloned() {
+            return Err(skb);
+        }
+        // SAFETY: `p` is valid and, not cloned, its shared info is ours.
+        let (has_destructor, shinfo_flags) =
+            unsafe {
+            (
+                (*p).__bindgen_anon_3.__bindgen_anon_1.destructor.is_some(),
+                (*bindings::skb_shinfo(p)).flags,
+            )
+        };
+        if has_destructor || shinfo_flags != 0 {
+            return Err(skb);
+        }
+        // SAFETY: We own the unshared skb. Without shared-info flags its
+        // frags hold page references of their own, which `pskb_trim()`
+        // puts; an unshared skb without a frag list trims without
+        // allocating, so it cannot fail, but is checked all the same.
+        let trimmed = unsafe {
+            bindings::skb_ext_reset(p);
+            bindings::pskb_trim(p, 0)
+        };
+        if trimmed != 0 {
+            return Err(skb);
+        }
+        // INVARIANT: Checked and emptied above.
+        Ok(Self(skb))
+    }
+
+    /// Gives the skb back, e.g. to be freed.
+    pub fn into_skb(self) -> SkBuff {
+        self.0
+    }
+
+    /// Puts the skb in the state that `alloc_skb_fclone()` returns it in:
+    /// no data, no headroom, and, as Linux 5.2's cache did, transmit flags
+    /// and the TCP control block cleared.
+    fn into_fresh(self) -> SkBuff {
+        let p = self.0.as_ptr();
+        // SAFETY: We own the skb, which is not cloned (type invariant), so
+        // its metadata and shared info are ours to write; it is linear and
+        // empty, so moving `data` back to `head` and `tail` to `data`
+        // describes the same empty buffer.
+        unsafe {
+            (*p).data = (*p).head;
+            bindings::skb_reset_tail_pointer(p);
+            (*bindings::skb_shinfo(p)).tx_flags = 0;
+            (*p).cb = [0; 48];
+        }
+        self.0
+    }
+}
 
 /// A TCP socket, as the TX skb cache hooks see it.
 ///
@@ -53,25 +133,27 @@ impl Sock {
     }
 
     /// Takes the socket's cached skb, leaving the slot empty.
-    pub fn tx_skb_cache_take(&self) -> Option<SkBuff> {
+    pub fn tx_skb_cache_take(&self) -> Option<CachedSkb> {
         // SAFETY: The socket is locked by our caller (type invariant), and
-        // the slot owns the skb it points at, which we now take over.
+        // the slot owns the skb it points at, which we now take over. Only
+        // `tx_skb_cache_store()` fills the slot, with a `CachedSkb`, which
+        // nothing changed while it sat there.
         unsafe {
             let skb = core::ptr::replace(self.slot(), core::ptr::null_mut());
-            NonNull::new(skb).map(|p| SkBuff::from_raw(p))
+            NonNull::new(skb).map(|p| CachedSkb(SkBuff::from_raw(p)))
         }
     }
 
     /// Stores `skb` in the socket's empty slot; hands it back if the slot
     /// is taken.
-    pub fn tx_skb_cache_store(&self, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+    pub fn tx_skb_cache_store(&self, skb: CachedSkb) -> core::result::Result<(), CachedSkb> {
         if !self.tx_skb_cache_is_empty() {
             return Err(skb);
         }
         // SAFETY: The socket is locked (type invariant) and the slot is
         // empty; it takes over our reference, and `tcp_write_queue_purge()`
         // or the cache's `get` gives it back.
-        unsafe { *self.slot() = skb.into_raw().as_ptr() };
+        unsafe { *self.slot() = skb.0.into_raw().as_ptr() };
         Ok(())
     }
 }
@@ -84,14 +166,18 @@ pub fn tx_skb_cache_key() -> &'static StaticKeyFalse {
 }
 
 /// The policy of a per-socket TX skb cache.
+///
+/// Only a [`CachedSkb`] can be handed to TCP for reuse, and the adapter
+/// resets it to the state of a new skb itself, so no policy can give TCP
+/// a shared, zerocopy or otherwise unfit skb.
 pub trait TxSkbCache: 'static {
-    /// Returns the socket's cached skb in the state that
-    /// `alloc_skb_fclone(MAX_TCP_HEADER)` returns (empty, no headroom), or
-    /// `None` to have a new one allocated.
-    fn get(sk: &Sock) -> Option<SkBuff>;
+    /// Returns an skb for `sk` to reuse, or `None` to have a new one
+    /// allocated.
+    fn get(sk: &Sock) -> Option<CachedSkb>;
 
     /// Offered an skb the write queue freed, already uncharged from `sk`:
-    /// keep it (`Ok`) or hand it back to be freed (`Err`).
+    /// keep it (`Ok`, e.g. as a [`CachedSkb`] in the socket's slot) or hand
+    /// it back to be freed (`Err`).
     fn put(sk: &Sock, skb: SkBuff) -> core::result::Result<(), SkBuff>;
 }
 
@@ -104,7 +190,9 @@ impl<T: TxSkbCache> Adapter<T> {
     unsafe extern "C" fn get(sk: *mut bindings::sock) -> *mut bindings::sk_buff {
         // SAFETY: The TCP stack holds the socket lock for the call.
         let sk = unsafe { Sock::from_raw(sk) };
-        T::get(sk).map_or(core::ptr::null_mut(), |skb| skb.into_raw().as_ptr())
+        T::get(sk).map_or(core::ptr::null_mut(), |skb| {
+            skb.into_fresh().into_raw().as_ptr()
+        })
     }
 
     /// # Safety

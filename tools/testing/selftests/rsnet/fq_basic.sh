@@ -3,16 +3,18 @@
 #
 # The Rust fq (net/sched/sch_fq_rs.rs) registers "fq": the qdisc tc creates
 # is the Rust one, it holds the module while in use, and it goes cleanly.
+# u32 attributes at their maximum behave as in C (flow_limit 2^32-1 never
+# drops: C compares the flow's int qlen with it as unsigned).
 
 . "$(dirname "$0")/lib.sh"
 DEV=fqb0
 
 ktap_print_header
-ktap_set_plan 9
+ktap_set_plan 11
 
 fq_unload_all
 ip link del $DEV 2>/dev/null
-ip link add $DEV type dummy && ip link set $DEV up
+ip link add $DEV type dummy && sysctl -qw net.ipv6.conf.$DEV.disable_ipv6=1 && ip link set $DEV up
 check "modprobe sch_fq_rs" fq_use_rust
 check "tc qdisc add ... fq" tc qdisc add dev $DEV root fq
 expect_eq "the qdisc is fq" "fq" "$(tc qdisc show dev $DEV | awk '{print $2}')"
@@ -23,6 +25,39 @@ expect_eq "module still loaded after refused rmmod" 1 "$(module_refcnt sch_fq_rs
 tc qdisc del dev $DEV root
 check "after qdisc del, rmmod works" modprobe -r sch_fq_rs
 expect_eq "module gone" none "$(module_refcnt sch_fq_rs)"
+
+# flow_limit 4294967295: the same packets through C and Rust fq (maxrate
+# set, so no packet takes the fast path around the flow limit). Counters
+# that do not depend on timing must match: sent, dropped, flows_plimit.
+ip addr add 10.77.0.1/24 dev $DEV
+# udp_burst N: N datagrams to an address behind $DEV.
+udp_burst() {
+	python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(int(sys.argv[1])):
+    s.sendto(b'x' * 100, ('10.77.0.2', 9))" "$1"
+}
+# fq_counts: 'sent P pkt dropped D flows_plimit F' of the root fq
+# (tc prints flows_plimit only when it is not 0).
+fq_counts() {
+	tc -s qdisc show dev $DEV | python3 -c "
+import re, sys
+t = sys.stdin.read()
+m = re.search(r'Sent \d+ bytes (\d+) pkt \(dropped (\d+),', t)
+p = re.search(r'flows_plimit (\d+)', t)
+print(f'sent {m[1]} pkt dropped {m[2]} flows_plimit {p[1] if p else 0}' if m else 'no stats')"
+}
+for impl in c rust; do
+	if [ $impl = c ]; then fq_use_c; else fq_use_rust; fi
+	tc qdisc add dev $DEV root fq flow_limit 4294967295 maxrate 10gbit
+	udp_burst 200
+	printf -v "counts_$impl" '%s' "$(fq_counts)"
+	tc qdisc del dev $DEV root
+done
+expect_eq "flow_limit 4294967295: C fq sends all 200, drops none" \
+	"sent 200 pkt dropped 0 flows_plimit 0" "$counts_c"
+expect_eq "flow_limit 4294967295: Rust fq counts as C" "$counts_c" "$counts_rust"
 ip link del $DEV
 fq_unload_all
 ktap_finished

@@ -13,6 +13,10 @@
 #     page held across its pool's destroy (netdevsim pp_hold) comes back
 #     through the Rust path and the pool goes away;
 #  4. page_pool_rs unloads.
+# It also checks what makes unloading under traffic safe: the kernel is
+# preemptible (puts run in preemptible process context too), and only the
+# static call trampolines are exported, not the keys that would let any
+# module re-point the recycle path around page_pool_hook_unregister().
 #
 # veth's page pools carry their netdev (patches/0005), so page-pool-get lists
 # them; their statistics are read with ethtool -S (rx_pp_*).
@@ -160,7 +164,19 @@ c_rc=0
 run_pp_test c || c_rc=$?
 n=$(plan_of "$TMP/c.ktap")
 n=${n:-$PP_CASES}
-ktap_set_plan $((20 + 2 * n))
+ktap_set_plan $((22 + 2 * n))
+
+# 0. The conditions the unload/load cycles below are meant to hold under.
+# preempt_full: full preemption (the dynamic mode, or the built-in one).
+preempt_full() {
+	local f=/sys/kernel/debug/sched/preempt
+	if [ -r $f ]; then grep -q '(full)' $f; else grep -qw PREEMPT <<<"$(uname -v)"; fi
+}
+check "the kernel preempts fully (CONFIG_PREEMPT)" preempt_full
+# Exported symbols have a __ksymtab_ entry (KALLSYMS_ALL).
+ksyms=$(grep -oE '__ksymtab___SC[KT]__page_pool_put_(unrefed|bulk)$' /proc/kallsyms | sort | tr '\n' ' ')
+expect_eq "static calls: trampolines exported, keys not" \
+	"__ksymtab___SCT__page_pool_put_bulk __ksymtab___SCT__page_pool_put_unrefed " "$ksyms"
 
 # 1. page_pool_test on the C path, then on the Rust path.
 expect_eq "modprobe page_pool_test on the C path" 0 "$c_rc"
