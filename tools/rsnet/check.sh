@@ -21,6 +21,12 @@ else
 fi
 export RSNET_RESULTS=$RSNET_CACHE/results/check-$$
 rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
+# Host side: the abstractions' compile-fail cases (about a second).
+if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" compile_fail "* ]]; then
+	bash "$RSNET_TOP/tools/rsnet/compile-fail.sh" | tee "$RSNET_RESULTS/ktap-host.log"
+	tests=("${tests[@]/compile_fail}")
+	read -ra tests <<<"${tests[*]}"
+fi
 step "booting the test VM for ${#tests[@]} test programs (results: $RSNET_RESULTS)"
 start=$(date +%s)
 set +e

@@ -51,7 +51,7 @@ def ktap_counts(text):
 def main():
     res = pathlib.Path(sys.argv[1])
     read = lambda n: (res / n).read_text(errors="replace") if (res / n).exists() else ""
-    passed, failed, skipped = ktap_counts(read("ktap.log"))
+    passed, failed, skipped = ktap_counts(read("ktap-host.log") + read("ktap.log"))
     if passed + failed + skipped == 0:
         print("[rsnet] FAIL: no test result at all")
         failed += 1

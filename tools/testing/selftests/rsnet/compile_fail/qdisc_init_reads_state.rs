@@ -1,0 +1,42 @@
+// expect: E0599
+// init has no handle to the state it is about to create.
+use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
+use kernel::net::sched::{Qdisc, QdiscChange, QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus};
+use kernel::net::skbuff::{DropReason, SkBuff};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+kernel::module_qdisc! {
+    type: Cf,
+    name: "cf",
+    author: "rsnet",
+    description: "compile-fail case",
+    license: "GPL",
+}
+
+struct Cf;
+
+struct State {
+    n: u32,
+}
+
+#[vtable]
+impl QdiscOps for Cf {
+    type Data = State;
+    const ID: &'static CStr = kernel::c_str!("cf");
+
+    fn init(sch: &mut QdiscInit<'_, Self>, _o: Option<&NlAttr>, _e: &mut ExtAck<'_>) -> Result<State> {
+        let n = sch.lock().n;
+        Ok(State { n })
+    }
+    fn enqueue(sch: &Qdisc<Self>, _q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
+        f.drop(sch, skb, DropReason::FqFlowLimit)
+    }
+    fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
+        None
+    }
+    fn reset(_sch: &Qdisc<Self>, _q: &mut State) {}
+    fn dump(_sch: &Qdisc<Self>, _q: &State, _m: &mut NlMsg<'_>) -> Result {
+        Ok(())
+    }
+}

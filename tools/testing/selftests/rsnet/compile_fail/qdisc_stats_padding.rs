@@ -1,0 +1,51 @@
+// expect: E0277
+// Statistics with padding cannot be copied to user space.
+use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
+use kernel::net::sched::{Qdisc, QdiscChange, QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus};
+use kernel::net::skbuff::{DropReason, SkBuff};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+kernel::module_qdisc! {
+    type: Cf,
+    name: "cf",
+    author: "rsnet",
+    description: "compile-fail case",
+    license: "GPL",
+}
+
+struct Cf;
+
+struct State {
+    n: u32,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Padded {
+    a: u8,
+    b: u64,
+}
+
+#[vtable]
+impl QdiscOps for Cf {
+    type Data = State;
+    const ID: &'static CStr = kernel::c_str!("cf");
+
+    fn init(_sch: &mut QdiscInit<'_, Self>, _o: Option<&NlAttr>, _e: &mut ExtAck<'_>) -> Result<State> {
+        Ok(State { n: 0 })
+    }
+    fn enqueue(sch: &Qdisc<Self>, _q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
+        f.drop(sch, skb, DropReason::FqFlowLimit)
+    }
+    fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
+        None
+    }
+    fn reset(_sch: &Qdisc<Self>, _q: &mut State) {}
+    fn dump(_sch: &Qdisc<Self>, _q: &State, _m: &mut NlMsg<'_>) -> Result {
+        Ok(())
+    }
+    fn dump_stats(_sch: &Qdisc<Self>, q: &State, d: &mut StatsDump<'_>) -> Result {
+        d.copy_app(&Padded { a: q.n as u8, b: 0 })
+    }
+}
