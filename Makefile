@@ -18,7 +18,11 @@
 # The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
 
 T := tools/rsnet
-export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT CMD ROUNDS BENCH
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH
+# CMD (make vm) is a shell command for the VM, run exactly as typed: make
+# must not expand it ('echo $?' would become make's $?), so it is read with
+# $(value) into a simply expanded variable, which export passes on as it is.
+export RSNET_VM_CMD := $(value CMD)
 
 .PHONY: all deps kernel modules check run vm bench lint clean
 all: modules
@@ -36,7 +40,7 @@ run:
 bench:
 	@bash $(T)/bench.sh
 vm: modules
-	@bash $(T)/vm.sh $(if $(CMD),"$$CMD")
+	@bash $(T)/vm.sh $(if $(RSNET_VM_CMD),bash -c "$$RSNET_VM_CMD")
 lint: kernel
 	@bash $(T)/lint.sh
 clean:

@@ -8,9 +8,7 @@ set -euo pipefail
 export KCONFIG=${KCONFIG:-bench} RSNET_ICOUNT=${RSNET_ICOUNT:-1}
 . "$(dirname "$0")/lib.sh"
 
-[ -n "${KDIR:-}" ] || bash "$RSNET_TOP/tools/rsnet/deps.sh"
-bash "$RSNET_TOP/tools/rsnet/kernel.sh"
-bash "$RSNET_TOP/tools/rsnet/modules.sh"
+prepare
 export RSNET_RESULTS=$RSNET_CACHE/results/bench-$$
 rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
 step "booting the test VM for the benchmarks (results: $RSNET_RESULTS)"

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# make check: build what is needed, run the rsnet kselftests in the test VM,
-# judge their KTAP results and the kernel log, and print one summary line:
+# make check: build what is needed, run the rsnet kselftests in two test
+# VMs at once, judge their KTAP results and kernel logs, and print one
+# summary line, last:
 #   N passed, N failed[, N skipped]
 # Exits non-zero on any failed test, a VM that did not finish, or a kernel
 # log with a BUG, WARNING, Oops, KASAN, lockdep or kmemleak report.
 #
-# TESTS="a.sh b.sh" runs a subset.
+# Each VM runs on one host thread (single-threaded TCG, see vm.sh), so two
+# of them keep a 2-core host busy. The test programs are split between them
+# by the expected durations in tools/testing/selftests/rsnet/durations
+# (split.py); a program always runs whole in one VM.
+#
+# TESTS="a.sh b.sh" runs a subset; CHECK_VMS=N runs N VMs (default 2, never
+# more than there are programs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -n "${KDIR:-}" ] || bash "$RSNET_TOP/tools/rsnet/deps.sh"
-bash "$RSNET_TOP/tools/rsnet/kernel.sh"
-bash "$RSNET_TOP/tools/rsnet/modules.sh"
+prepare
 
 ksft=$RSNET_TOP/tools/testing/selftests/rsnet
 if [ -n "${TESTS:-}" ]; then
@@ -19,22 +24,47 @@ if [ -n "${TESTS:-}" ]; then
 else
 	read -ra tests <<<"$(sed -n 's/^TEST_PROGS *:= *//p' "$ksft/Makefile")"
 fi
-export RSNET_RESULTS=$RSNET_CACHE/results/check-$$
-rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
-# Host side: the abstractions' compile-fail cases (about a second).
+res=$RSNET_CACHE/results/check-$$
+rm -rf "$res" && mkdir -p "$res"
+# Host side first: the abstractions' compile-fail cases (about a second).
 if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" compile_fail "* ]]; then
-	bash "$RSNET_TOP/tools/rsnet/compile-fail.sh" | tee "$RSNET_RESULTS/ktap-host.log"
+	bash "$RSNET_TOP/tools/rsnet/compile-fail.sh" >"$res/host.ktap"
+	cat "$res/host.ktap"
 	tests=("${tests[@]/compile_fail}")
 	read -ra tests <<<"${tests[*]}"
 fi
-step "booting the test VM for ${#tests[@]} test programs (results: $RSNET_RESULTS)"
-start=$(date +%s)
-set +e
-VM_TIMEOUT=${VM_TIMEOUT:-2400} bash "$RSNET_TOP/tools/rsnet/vm.sh" \
-	"$RSNET_TOP/tools/rsnet/guest-check.sh" "${tests[@]}"
-vmrc=$?
-set -e
-step "VM finished in $(( $(date +%s) - start ))s (exit $vmrc)"
-cp "$LOGDIR/vm-console.log" "$RSNET_RESULTS/console.log" 2>/dev/null || true
+mapfile -t lanes < <(python3 "$RSNET_TOP/tools/rsnet/split.py" "${CHECK_VMS:-2}" \
+	"$ksft/durations" "${tests[@]}")
+step "booting ${#lanes[@]} test VMs for ${#tests[@]} test programs (results: $res)"
 
-python3 "$RSNET_TOP/tools/rsnet/judge.py" "$RSNET_RESULTS"
+# lane DIR NUM:TEST...: one VM running those programs, with DIR as its
+# results directory and console log; DIR/vm.rc holds vm.sh's exit status
+# once the VM is gone. A TERM (check.sh interrupted) ends the VM.
+lane() {
+	local d=$1 vm rc
+	shift
+	mkdir -p "$d"
+	echo "$@" >"$d/tests"
+	RSNET_RESULTS=$d RSNET_CONSOLE=$d/console.log VM_TIMEOUT=${VM_TIMEOUT:-2400} \
+		bash "$RSNET_TOP/tools/rsnet/vm.sh" "$RSNET_TOP/tools/rsnet/guest-check.sh" "$@" \
+		</dev/null >"$d/vm.out" 2>&1 &
+	vm=$!
+	trap 'kill -TERM $vm 2>/dev/null' TERM
+	rc=0
+	wait $vm || rc=$?
+	while kill -0 $vm 2>/dev/null; do rc=0; wait $vm || rc=$?; done
+	echo $rc >"$d/vm.rc"
+}
+pids=()
+for i in "${!lanes[@]}"; do
+	# shellcheck disable=SC2086 # a lane is a list of NUM:TEST words
+	lane "$res/vm$((i + 1))" ${lanes[$i]} &
+	pids+=($!)
+done
+trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' INT TERM EXIT
+
+# The monitor prints each program's start, KTAP and end as the VMs go, and
+# once every VM is gone the table of times, the judgements and the summary.
+rc=0
+python3 "$RSNET_TOP/tools/rsnet/judge.py" "$res" "$ksft/durations" || rc=$?
+exit $rc

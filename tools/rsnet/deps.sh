@@ -4,6 +4,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# KDIR=...: the user prepared the kernel and its tools; install nothing.
+[ -n "${KDIR:-}" ] && exit 0
+
 # Debian packages: kernel source, LLVM toolchain, QEMU, kernel build tools,
 # and the userspace the tests drive (iproute2, iperf3, ethtool, python venv).
 pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex

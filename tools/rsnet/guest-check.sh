@@ -1,13 +1,22 @@
 #!/bin/bash
-# Runs inside the test VM (started by check.sh through vm.sh): runs the
-# rsnet kselftests with the kernel's own kselftest runner, then scans for
-# leaks and saves the kernel log for the host to judge.
+# Runs inside a test VM (started by check.sh through vm.sh): runs rsnet
+# kselftests with the kernel's own kselftest runner, one program at a time,
+# then scans for leaks and saves the kernel log for the host to judge.
 #
-#   guest-check.sh TEST...   (names in tools/testing/selftests/rsnet/)
+#   guest-check.sh NUM:TEST...   (TEST in tools/testing/selftests/rsnet/,
+#                                 NUM its number in the whole run)
+#
+# In $RSNET_RESULTS it leaves, for check.sh's monitor (judge.py) on the
+# host, which reads them while the VM runs:
+#   progress      one line per event: "boot UPTIME", "start NUM TEST",
+#                 "end NUM TEST SECONDS", "scan SECONDS"
+#   TEST.ktap     the runner's KTAP for that program ("ok NUM selftests: ...")
+#   dmesg.log, kmemleak.log, done   at the end
 set -u
 : "${RSNET_KSRC:?}" "${RSNET_RESULTS:?}" "${RSNET_TOP:?}"
 res=$RSNET_RESULTS
-rm -f "$res"/ktap.log "$res"/dmesg.log "$res"/kmemleak.log "$res"/done
+rm -f "$res"/*.ktap "$res"/progress "$res"/dmesg.log "$res"/kmemleak.log "$res"/done
+echo "boot $(cut -d' ' -f1 /proc/uptime)" >>"$res/progress"
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 kml=/sys/kernel/debug/kmemleak
@@ -24,20 +33,26 @@ cd "$base/rsnet" || exit 1
 set +u
 # shellcheck source=/dev/null
 . "$BASE_DIR/kselftest/runner.sh"
-tests=()
-for t in "$@"; do tests+=("./$t"); done
-# The runner writes the tests' prefixed output to $logfile (its default,
-# /dev/stdout, is virtme's console here) and its own lines to stdout: both
-# go to the file in append mode, and tail shows it as it comes. tail runs
-# outside this shell's jobs, since run_many ends with a plain `wait`.
-: >"$res/ktap.log"
-(tail -f "$res/ktap.log" & echo $! >"$res/tail.pid")
-logfile=$res/ktap.log
-run_many "${tests[@]}" >>"$res/ktap.log" 2>&1
-sleep 1
-kill "$(cat "$res/tail.pid")" 2>/dev/null
-rm -f "$res/tail.pid"
+# What run_many does, one program at a time, so that each program's KTAP
+# (the runner's own lines and the program's prefixed output, in order) is
+# a file of its own and its wall time is known.
+DIR=${PWD#"$BASE_DIR"/}
+# secs_since T0: seconds since T0 (microseconds, from EPOCHREALTIME), 0.1 s.
+secs_since() {
+	local us=$((${EPOCHREALTIME/./} - $1))
+	printf '%d.%d' $((us / 1000000)) $((us % 1000000 / 100000))
+}
+for arg in "$@"; do
+	num=${arg%%:*} t=${arg#*:}
+	echo "start $num $t" >>"$res/progress"
+	t0=${EPOCHREALTIME/./}
+	logfile=$res/$t.ktap
+	: >"$logfile"
+	run_one "$DIR" "./$t" "$num" >>"$logfile" 2>&1
+	echo "end $num $t $(secs_since "$t0")" >>"$res/progress"
+done
 
+t0=${EPOCHREALTIME/./}
 if [ -w $kml ]; then
 	# kmemleak ignores objects younger than 5 s; two scans settle it.
 	sleep 6
@@ -45,4 +60,5 @@ if [ -w $kml ]; then
 	cat $kml >"$res/kmemleak.log"
 fi
 dmesg >"$res/dmesg.log"
+echo "scan $(secs_since "$t0")" >>"$res/progress"
 touch "$res/done"

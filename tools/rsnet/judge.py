@@ -1,16 +1,32 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Judge one `make check` run from the files the VM left behind.
+"""Watch one `make check` run and judge it from the files its VMs leave.
 
-Counts the KTAP results of the kselftests (each test program's own results;
-a program that failed without a failing result of its own, e.g. a timeout,
-counts as one failure), adds a failure for a VM that did not finish and for
-a kernel log with a splat, prints `N passed, N failed[, N skipped]` and
-exits 1 if anything failed.
+  judge.py RESULTS DURATIONS
+
+RESULTS holds one directory per VM (vm1, vm2, ...; see check.sh and
+guest-check.sh): the programs it runs (tests), its progress events, each
+program's KTAP (TEST.ktap), and at the end its dmesg.log, kmemleak.log and
+done; check.sh adds vm.rc when the VM is gone. While the VMs run, this
+prints a line as each program starts and ends (with its wall time) and the
+program's KTAP once it ended. When every VM is gone it writes the merged
+KTAP of the run to RESULTS/ktap.log, prints a table of wall times (with the
+expected ones from DURATIONS), adds a judgement per VM (it finished; its
+kernel log is clean) and, last, `N passed, N failed[, N skipped]`; it exits
+1 if anything failed.
+
+Counting: each program's own results (a program that failed without a
+failing result of its own, e.g. a timeout, counts as one failure), one
+failure per program that never ran, one per VM that did not finish and one
+per kernel log with a splat. RSNET_HOST_RESULTS names a file of results
+computed on the host ("ok ..."/"not ok ..." lines, e.g. .ci/run's make vm
+checks) that are printed and counted too.
 """
+import os
 import pathlib
 import re
 import sys
+import time
 
 # What makes a kernel log dirty: the first line of each kind of report.
 SPLAT = re.compile(
@@ -24,7 +40,12 @@ SPLAT = re.compile(
 NOT_SPLAT = re.compile(r"(Lock dependency validator|RCU lockdep checking is enabled)")
 
 
+def say(msg=""):
+    print(msg, flush=True)
+
+
 def ktap_counts(text):
+    """(passed, failed, skipped) of the runner's KTAP for some programs."""
     passed = failed = skipped = 0
     prog_failed_alone = 0
     sub_fail = 0
@@ -43,42 +64,197 @@ def ktap_counts(text):
         if m:
             if m.group(1) == "not ok" and sub_fail == 0:
                 prog_failed_alone += 1
-                print(f"[rsnet] FAIL (whole program): {m.group(2)}")
             sub_fail = 0
     return passed, failed + prog_failed_alone, skipped
 
 
+def program_verdict(text):
+    """The runner's verdict line for one program's KTAP, or None."""
+    m = re.search(r"^((?:not )?ok \d+ selftests: .*)$", text, re.M)
+    return m.group(1) if m else None
+
+
+class Vm:
+    def __init__(self, d, expected):
+        self.dir = d
+        self.name = d.name
+        self.tests = [(int(w.split(":", 1)[0]), w.split(":", 1)[1])
+                      for w in (d / "tests").read_text().split()]
+        self.t0 = (d / "tests").stat().st_mtime  # the VM is started right after
+        self.expected = expected
+        self.pos = 0
+        self.boot = None        # seconds from VM start to its first program
+        self.times = {}         # TEST -> seconds
+        self.started = []       # TESTs started
+        self.scan = None
+        self.gone = None        # seconds from VM start to its end
+        self.rc = None
+
+    def read(self, name):
+        p = self.dir / name
+        return p.read_text(errors="replace") if p.exists() else ""
+
+    def poll(self):
+        """Prints what happened since the last poll; True once the VM is gone."""
+        rc_file = self.dir / "vm.rc"
+        gone = rc_file.exists()  # read before the progress: no event is missed
+        try:
+            with open(self.dir / "progress", "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        # Only whole lines: the guest may be writing the next one.
+        data = data[:data.rfind(b"\n") + 1]
+        self.pos += len(data)
+        now = time.time() - self.t0
+        for line in data.decode(errors="replace").splitlines():
+            self.event(line.split(), now)
+        if gone and self.gone is None:
+            self.gone = now
+            self.rc = rc_file.read_text().strip()
+            say(f"[rsnet] {self.name}: VM gone {now:.0f} s after its start (exit {self.rc})")
+            if self.rc != "0":
+                for l in self.read("vm.out").splitlines()[-15:]:
+                    say("    | " + l)
+        return gone
+
+    def event(self, w, now):
+        if not w:
+            return
+        if w[0] == "boot":
+            self.boot = now
+            say(f"[rsnet] {self.name}: booted, first program {now:.0f} s after the VM's start"
+                f" (guest uptime {float(w[1]):.0f} s)")
+        elif w[0] == "start":
+            t = w[2]
+            self.started.append(t)
+            say(f"[rsnet] {self.name}: {t} started (expected about {self.expected(t):.0f} s)")
+        elif w[0] == "end":
+            t, secs = w[2], float(w[3])
+            self.times[t] = secs
+            text = self.read(f"{t}.ktap")
+            sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+            p, f, s = ktap_counts(text)
+            verdict = program_verdict(text) or "no verdict"
+            say(f"[rsnet] {self.name}: {t} ended in {secs:.0f} s: {p} passed, {f} failed"
+                f"{f', {s} skipped' if s else ''} ({verdict.split(' selftests')[0]})")
+            if f or not verdict.startswith("ok"):
+                say(f"[rsnet] FAIL {t}: log {self.dir / (t + '.ktap')}")
+        elif w[0] == "scan":
+            self.scan = float(w[1])
+
+
 def main():
     res = pathlib.Path(sys.argv[1])
-    read = lambda n: (res / n).read_text(errors="replace") if (res / n).exists() else ""
-    passed, failed, skipped = ktap_counts(read("ktap-host.log") + read("ktap.log"))
-    if passed + failed + skipped == 0:
-        print("[rsnet] FAIL: no test result at all")
-        failed += 1
-    if not (res / "done").exists():
-        print(f"[rsnet] FAIL: the VM did not finish the run; console log: {res}/console.log")
-        failed += 1
-    # The kernel log: dmesg if the VM got that far, else the console.
-    log = read("dmesg.log") or read("console.log")
-    splats = [l for l in log.splitlines() if SPLAT.search(l) and not NOT_SPLAT.search(l)]
-    leaks = read("kmemleak.log").strip()
-    if not log:
-        print("[rsnet] FAIL: no kernel log to check")
-        failed += 1
-    elif splats or leaks:
-        failed += 1
-        print(f"[rsnet] FAIL: kernel log is not clean ({len(splats)} report lines"
-              f"{', kmemleak: ' + str(leaks.count('unreferenced object')) + ' leaks' if leaks else ''}):")
-        for l in (splats + leaks.splitlines())[:20]:
-            print("    | " + l)
-        print(f"[rsnet] full logs: {res}/dmesg.log {res}/kmemleak.log")
-    else:
-        print("ok kernel log clean (no BUG/WARNING/Oops/KASAN/lockdep/kmemleak report)")
-        passed += 1
+    known = {}
+    for line in pathlib.Path(sys.argv[2]).read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) == 2:
+            known[words[0]] = float(words[1])
+    fallback = max(known.values(), default=60.0)
+    expected = lambda t: known.get(t, fallback)
+    vms = [Vm(d, expected) for d in sorted(res.glob("vm[0-9]*"), key=lambda d: int(d.name[2:]))]
+    ntests = sum(len(vm.tests) for vm in vms)
+    say("TAP version 13")
+    say(f"1..{ntests}")
+    t0 = min(vm.t0 for vm in vms)
+    while True:
+        # Every VM polled in each round, so none waits behind another.
+        if all([vm.poll() for vm in vms]):
+            break
+        time.sleep(0.5)
+    wall = time.time() - t0
+
+    # The run's KTAP as one document, in program order.
+    blocks = sorted((n, t, vm) for vm in vms for n, t in vm.tests)
+    with open(res / "ktap.log", "w") as f:
+        f.write(f"TAP version 13\n1..{ntests}\n")
+        for n, t, vm in blocks:
+            f.write(vm.read(f"{t}.ktap"))
+
+    passed = failed = skipped = 0
+    say()
+    say(f"[rsnet] wall time of each test program (s), {len(vms)} VMs:")
+    say(f"    {'program':24} {'vm':4} {'expected':>8} {'took':>6}  results")
+    for n, t, vm in blocks:
+        text = vm.read(f"{t}.ktap")
+        p, f, s = ktap_counts(text)
+        if t not in vm.started:
+            took, what = "-", "never ran"
+            f += 1
+        elif t not in vm.times:
+            took, what = "-", "did not end (VM gone)"
+            if not re.search(r"^not ok \d+ selftests:", text, re.M):
+                f += 1
+        else:
+            took = f"{vm.times[t]:.0f}"
+            what = f"{p} passed, {f} failed" + (f", {s} skipped" if s else "")
+            verdict = program_verdict(text) or "no verdict"
+            if not verdict.startswith("ok"):
+                what += f" ({verdict})"
+        if f:
+            what += f"  log: {vm.dir / (t + '.ktap')}"
+        say(f"    {t:24} {vm.name:4} {expected(t):8.0f} {took:>6}  {what}")
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+    for vm in vms:
+        tests = sum(vm.times.values())
+        boot = f"{vm.boot:.0f}" if vm.boot is not None else "-"
+        scan = f"{vm.scan:.0f}" if vm.scan is not None else "-"
+        say(f"    {vm.name}: boot to first program {boot} s, programs {tests:.0f} s,"
+            f" kmemleak scan and dmesg {scan} s, VM start to end {vm.gone:.0f} s")
+    say(f"    wall time, first VM start to last VM end: {wall:.0f} s")
+    say()
+
+    for vm in vms:
+        if not (vm.dir / "done").exists():
+            say(f"[rsnet] FAIL: {vm.name} did not finish the run (exit {vm.rc});"
+                f" console log: {vm.dir}/console.log")
+            failed += 1
+        # The kernel log: dmesg if the VM got that far, else the console.
+        log = vm.read("dmesg.log") or vm.read("console.log")
+        splats = [l for l in log.splitlines() if SPLAT.search(l) and not NOT_SPLAT.search(l)]
+        leaks = vm.read("kmemleak.log").strip()
+        if not log:
+            say(f"[rsnet] FAIL: no kernel log of {vm.name} to check")
+            failed += 1
+        elif splats or leaks:
+            failed += 1
+            say(f"[rsnet] FAIL: {vm.name}: kernel log is not clean ({len(splats)} report lines"
+                f"{', kmemleak: ' + str(leaks.count('unreferenced object')) + ' leaks' if leaks else ''}):")
+            for l in (splats + leaks.splitlines())[:20]:
+                say("    | " + l)
+            say(f"[rsnet] full logs: {vm.dir}/dmesg.log {vm.dir}/kmemleak.log")
+        else:
+            say(f"ok {vm.name}: kernel log clean (no BUG/WARNING/Oops/KASAN/lockdep/kmemleak report)")
+            passed += 1
+
+    # Host-side programs (compile_fail, see check.sh), in KTAP.
+    text = (res / "host.ktap").read_text() if (res / "host.ktap").exists() else ""
+    if text:
+        p, f, s = ktap_counts(text)
+        say(f"[rsnet] host: {p} passed, {f} failed" + (f", {s} skipped" if s else "")
+            + ("" if not f else f"  log: {res / 'host.ktap'}"))
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+
+    host = os.environ.get("RSNET_HOST_RESULTS")
+    if host:
+        lines = pathlib.Path(host).read_text().splitlines() if os.path.exists(host) else []
+        results = [l for l in lines if re.match(r"^(not )?ok\b", l)]
+        for l in results:
+            say(l)
+            if l.startswith("ok"):
+                passed += 1
+            else:
+                failed += 1
+        if not results:
+            say(f"[rsnet] FAIL: no host-side result in {host}")
+            failed += 1
+
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"
-    print(line)
+    say(line)
     return 1 if failed else 0
 
 

@@ -22,6 +22,16 @@ die() {
 	fi
 	exit 1
 }
+# prepare: what every command that boots the VM needs first, in order: the
+# Debian packages, Rust tools and venv (deps.sh), the kernel (kernel.sh,
+# cached) and the modules (modules.sh). With KDIR set, deps.sh installs
+# nothing and kernel.sh builds nothing (the user's tree is used as it is).
+prepare() {
+	local s
+	for s in deps kernel modules; do
+		bash "$RSNET_TOP/tools/rsnet/$s.sh" || exit
+	done
+}
 need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root: run as root"; }
 # The version of the kernel source package, safe in a path (virtme-ng
 # refuses some characters, e.g. the '~' of Debian versions).

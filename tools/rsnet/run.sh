@@ -4,8 +4,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -n "${KDIR:-}" ] || bash "$RSNET_TOP/tools/rsnet/deps.sh"
-bash "$RSNET_TOP/tools/rsnet/kernel.sh"
-bash "$RSNET_TOP/tools/rsnet/modules.sh"
+prepare
 step "booting the test VM (console log: $LOGDIR/vm-console.log)"
 VM_TIMEOUT=${VM_TIMEOUT:-900} bash "$RSNET_TOP/tools/rsnet/vm.sh" "$RSNET_TOP/tools/rsnet/guest-demo.sh"

@@ -3,7 +3,9 @@
 # nodes (one vCPU and 1 GiB each), the host's root file system read-only.
 #
 #   vm.sh                 interactive shell
-#   vm.sh COMMAND...      run COMMAND in the VM, exit with its status
+#   vm.sh COMMAND...      run COMMAND (an argv, not a shell string) in the
+#                         VM, exit with its status; its kernel console goes
+#                         to $RSNET_CONSOLE (default $LOGDIR/vm-console.log)
 #
 # virtme-ng puts a tmpfs over /var/cache (and /tmp), so the build, source
 # and venv directories are passed in explicitly, read-only, at their paths.
@@ -59,15 +61,32 @@ else
 fi
 
 export PATH="$VENV/bin:$PATH"
-env_prefix="RSNET_KSRC=$ksrc RSNET_RESULTS=$results RSNET_TOP=$RSNET_TOP RSNET_VENV=$VENV PATH=$VENV/bin:\$PATH"
 if [ $# -eq 0 ]; then
 	exec "$VENV/bin/vng" "${args[@]}"
 fi
-console=$LOGDIR/vm-console.log
+# The guest's shell gets the command as one string: every word quoted, so
+# that it runs exactly the argv given here ("bash -c 'x=$(echo a)'" stays
+# that, and make vm CMD='...' passes its shell command that way).
+guest_cmd=$(printf 'export RSNET_KSRC=%q RSNET_RESULTS=%q RSNET_TOP=%q RSNET_VENV=%q PATH=%q:"$PATH";' \
+	"$ksrc" "$results" "$RSNET_TOP" "$VENV" "$VENV/bin")
+guest_cmd+=$(printf ' %q' "$@")
+console=${RSNET_CONSOLE:-$LOGDIR/vm-console.log}
 set +e
+# In the background, so that a TERM or INT (Ctrl-C, check.sh ending a VM)
+# can be passed on: timeout runs in a process group of its own, which the
+# terminal's signals do not reach, and ends QEMU when told to.
 timeout --kill-after=10 "${VM_TIMEOUT:-1800}" "$VENV/bin/vng" "${args[@]}" --verbose \
-	--exec "export $env_prefix; $*" 2>"$console"
+	--exec "$guest_cmd" 2>"$console" <&0 &
+vm=$!
+trap 'kill -TERM $vm 2>/dev/null' INT TERM
+wait $vm
 rc=$?
+# A signal ends the wait early: the status is timeout's, once it is done.
+while kill -0 $vm 2>/dev/null; do
+	wait $vm
+	rc=$?
+done
+trap - INT TERM
 set -e
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	echo "[rsnet] ERROR: VM timed out after ${VM_TIMEOUT:-1800}s; console log: $console" >&2

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Same face as C: for every fq attribute, the Rust fq and the C fq print
-# the same `tc qdisc show` and `tc -s qdisc show`, and reject the same
-# invalid values (tc's exit status; the errno is compared by fq_fuzz.sh).
+# the same `tc -s qdisc show` (which is `tc qdisc show` and the statistics)
+# after an add and after a change, and reject the same invalid values (tc's
+# verdict; the errno is compared by fq_fuzz.sh).
 # Where C answers only "RTNETLINK answers: ...", the Rust fq adds an extack
 # message, which tc prints instead: the messages are logged, not compared.
 
@@ -40,34 +41,54 @@ CMDS=(
 	"limit 100 flow_limit 10 quantum 3000 initial_quantum 15000 maxrate 1mbit refill_delay 10ms low_rate_threshold 1mbit orphan_mask 1023 timer_slack 20us ce_threshold 2ms horizon 2s horizon_cap buckets 256"
 )
 
-# tc_try ARGS...: run tc; print its exit status, and log its error, if any,
-# on stderr.
-tc_try() {
-	local err rc
-	err=$(tc "$@" 2>&1)
-	rc=$?
-	[ $rc != 0 ] && echo "$*: $(echo "$err" | head -1)" >&2
-	echo "exit $rc"
+# face_batch: the tc commands of the comparison, one per line: for each
+# option set, add a qdisc with it and show it (tc -s), then change a qdisc
+# to it and show it.
+face_batch() {
+	local opts
+	for opts in "${CMDS[@]}"; do
+		echo "qdisc del dev $DEV root"
+		echo "qdisc add dev $DEV root handle 1: fq $opts"
+		echo "qdisc show dev $DEV"
+		echo "qdisc replace dev $DEV root handle 1: fq limit 500"
+		echo "qdisc change dev $DEV root handle 1: fq $opts"
+		echo "qdisc show dev $DEV"
+	done
+	echo "qdisc del dev $DEV root"
 }
 
-# run_face: for each option set, add a qdisc, show it, change it, show it.
+# run_face BATCH OUT: run BATCH with one tc process (tc -s -force -batch;
+# a tc per command was about 300 fork+execs per fq, tens of ms each under
+# emulation, 80 s per fq) and write its transcript to OUT: each add, change,
+# replace and del with "ok" or "failed" (tc's verdict; -force goes on after
+# a failure), each show's output (tc -s prints what tc prints, then the
+# statistics). tc's error messages go to OUT.err, with their commands.
 run_face() {
-	local i=0 opts
-	for opts in "${CMDS[@]}"; do
-		i=$((i + 1))
-		tc qdisc del dev $DEV root 2>/dev/null
-		echo "== [$i] add fq $opts"
-		# shellcheck disable=SC2086
-		tc_try qdisc add dev $DEV root handle 1: fq $opts
-		tc qdisc show dev $DEV
-		tc -s qdisc show dev $DEV | sed -E 's/next_packet_delay [^ ]+//'
-		echo "== [$i] change to fq $opts"
-		tc qdisc replace dev $DEV root handle 1: fq limit 500
-		# shellcheck disable=SC2086
-		tc_try qdisc change dev $DEV root handle 1: fq $opts
-		tc qdisc show dev $DEV
-	done
-	tc qdisc del dev $DEV root 2>/dev/null
+	tc -s -force -batch "$1" >"$2.tc" 2>"$2.tcerr"
+	awk -v out="$2.tc" -v err="$2.tcerr" '
+	BEGIN {
+		# One chunk per qdisc shown (tc flushes each qdisc it prints).
+		while ((getline l < out) > 0) {
+			if (l ~ /^qdisc /) n++
+			sub(/next_packet_delay [^ ]+/, "", l)
+			chunk[n] = chunk[n] l "\n"
+		}
+		while ((getline l < err) > 0) {
+			if (l ~ /^Command failed .*:[0-9]+$/) {
+				sub(/.*:/, "", l)
+				failed[l] = 1
+				msg[l] = first
+				first = ""
+			} else if (first == "") {
+				first = l
+			}
+		}
+	}
+	$2 == "show" { printf "%s", (++c in chunk) ? chunk[c] : "(nothing shown)\n"; next }
+	{
+		print "tc " $0 ": " ((FNR in failed) ? "failed" : "ok")
+		if (FNR in failed) print "tc " $0 ": " msg[FNR] >"/dev/stderr"
+	}' "$1" >"$2" 2>"$2.err"
 }
 
 ktap_print_header
@@ -80,14 +101,15 @@ ip link add $DEV type dummy
 sysctl -q -w net.ipv6.conf.$DEV.disable_ipv6=1
 ip link set $DEV up
 out=$(mktemp -d)
-fq_use_rust && run_face >"$out/rust.txt" 2>"$out/rust.err"
+face_batch >"$out/batch"
+fq_use_rust && run_face "$out/batch" "$out/rust.txt"
 check "the Rust fq was used for the Rust run" test "$(module_refcnt sch_fq)" = none
-fq_use_c && run_face >"$out/c.txt" 2>"$out/c.err"
+fq_use_c && run_face "$out/batch" "$out/c.txt"
 check "the C fq was used for the C run" test "$(module_refcnt sch_fq_rs)" = none
 ktap_print_msg "errors, C:"
-sed 's/^/#   /' "$out/c.err"
+sed 's/^/#   /' "$out/c.txt.err"
 ktap_print_msg "errors, Rust:"
-sed 's/^/#   /' "$out/rust.err"
+sed 's/^/#   /' "$out/rust.txt.err"
 if diff -u "$out/c.txt" "$out/rust.txt" >"$out/diff.txt"; then
 	ktap_test_pass "tc show, tc -s show and errors identical for ${#CMDS[@]} option sets"
 else

@@ -23,21 +23,36 @@ expect_eq() {
 	fi
 }
 
-# write_errno FILE VALUE: write VALUE to FILE with one write(2) and print
-# the errno name (OK on success). printf, not echo, so "" is a 0-byte write.
+# write_errno FILE VALUE...: write each VALUE to FILE with one write(2) (an
+# open, write and close per value) and print the errno name of each (OK on
+# success), one a line. printf, not echo, so "" is a 0-byte write. One
+# Python for all the values: its start takes seconds in the emulated guest.
 write_errno() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$@" <<'PY'
 import errno, os, sys
-try:
-    fd = os.open(sys.argv[1], os.O_WRONLY)
+for value in sys.argv[2:]:
     try:
-        os.write(fd, sys.argv[2].encode())
-    finally:
-        os.close(fd)
-    print("OK")
-except OSError as e:
-    print(errno.errorcode[e.errno])
+        fd = os.open(sys.argv[1], os.O_WRONLY)
+        try:
+            os.write(fd, value.encode())
+        finally:
+            os.close(fd)
+        print("OK")
+    except OSError as e:
+        print(errno.errorcode[e.errno])
 PY
+}
+
+# errno_mismatches FILE ERRNO VALUE...: write each VALUE to FILE
+# (write_errno) and print " [VALUE]->GOT" for each whose errno is not ERRNO;
+# nothing if all are.
+errno_mismatches() {
+	local file=$1 want=$2 i got
+	shift 2
+	mapfile -t got < <(write_errno "$file" "$@")
+	for ((i = 1; i <= $#; i++)); do
+		[ "${got[i - 1]}" = "$want" ] || printf ' [%s]->%s' "${!i}" "${got[i - 1]:-nothing}"
+	done
 }
 
 # C sch_fq must not stand in for the Rust one: refuse to autoload it while
