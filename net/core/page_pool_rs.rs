@@ -20,7 +20,7 @@
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::c_str;
 use kernel::net::page_pool::{
-    self, AllocCache, AllocStat, BulkPages, Hook, Netmem, PagePool, RecycleStat,
+    self, AllocCache, AllocStat, BulkPages, Hook, Netmem, PagePool, Recyclable, RecycleStat,
     PP_ALLOC_CACHE_REFILL,
 };
 use kernel::prelude::*;
@@ -40,12 +40,6 @@ static NUMA_CHECK: AtomicBool = AtomicBool::new(true);
 struct RustPath;
 
 impl RustPath {
-    /// `__page_pool_page_can_be_recycled()`: the pool holds the only
-    /// reference and the page is not from the emergency reserves.
-    fn can_be_recycled(netmem: &Netmem) -> bool {
-        netmem.is_net_iov() || (netmem.is_sole_ref() && !netmem.is_pfmemalloc())
-    }
-
     /// `__page_pool_put_page()`: recycles `netmem` into the alloc cache if
     /// allowed, releases it if it cannot be reused, or returns it for the
     /// ring.
@@ -54,14 +48,19 @@ impl RustPath {
         netmem: Netmem,
         dma_sync_size: u32,
         cache: Option<&mut AllocCache<'_>>,
-    ) -> Option<Netmem> {
-        if !Self::can_be_recycled(&netmem) {
-            // Shared (the user kept a reference) or pfmemalloc: back to
-            // the page allocator.
-            pool.recycle_stat_inc(RecycleStat::ReleasedRefcnt);
-            pool.return_page(netmem);
-            return None;
-        }
+    ) -> Option<Recyclable> {
+        // `__page_pool_page_can_be_recycled()`: the pool holds the only
+        // reference and the page is not from the emergency reserves.
+        let netmem = match netmem.into_recyclable() {
+            Ok(netmem) => netmem,
+            Err(netmem) => {
+                // Shared (the user kept a reference) or pfmemalloc: back to
+                // the page allocator.
+                pool.recycle_stat_inc(RecycleStat::ReleasedRefcnt);
+                pool.return_page(netmem);
+                return None;
+            }
+        };
         pool.dma_sync_for_device(&netmem, dma_sync_size);
         let Some(cache) = cache else {
             return Some(netmem);
@@ -84,7 +83,7 @@ impl RustPath {
     /// full. Out of line: the lock code would otherwise cost the direct
     /// recycle path its registers.
     #[inline(never)]
-    fn recycle_in_ring(pool: &PagePool, netmem: Netmem) {
+    fn recycle_in_ring(pool: &PagePool, netmem: Recyclable) {
         let mut ring = pool.ring_producer();
         match ring.produce(netmem) {
             Ok(()) => {
@@ -95,7 +94,7 @@ impl RustPath {
                 drop(ring);
                 // Ring full: give the page back to the page allocator.
                 pool.recycle_stat_inc(RecycleStat::RingFull);
-                pool.return_page(netmem);
+                pool.return_page(netmem.into_netmem());
             }
         }
     }
@@ -121,14 +120,14 @@ impl Hook for RustPath {
             if numa_check && netmem.nid().is_some_and(|nid| nid != pref_nid) {
                 // Foreign node: release one page and let the pool allocate
                 // a local one, which keeps the page allocator's load low.
-                pool.return_page(netmem);
+                pool.return_page(netmem.into_netmem());
                 cache.alloc_stat_inc(AllocStat::Waive);
                 break;
             }
             if let Err(netmem) = cache.push(netmem) {
                 // Cannot happen: the cache was empty and we stop at the
                 // refill mark, far below its size. Do not lose the page.
-                pool.return_page(netmem);
+                pool.return_page(netmem.into_netmem());
                 break;
             }
             if cache.count() >= PP_ALLOC_CACHE_REFILL {
@@ -183,7 +182,7 @@ impl Hook for RustPath {
         pool.recycle_stat_add(RecycleStat::Ring, queued);
         drop(ring);
         for netmem in Iterator::chain(overflow.into_iter(), kept) {
-            pool.return_page(netmem);
+            pool.return_page(netmem.into_netmem());
         }
     }
 }

@@ -93,7 +93,14 @@ impl Policy {
     }
 
     /// A binary attribute of exactly `len` bytes (`NLA_POLICY_EXACT_LEN`).
+    ///
+    /// `len` must fit the policy's `s16` bounds; a larger one fails the
+    /// build where the policy is a constant.
     pub const fn exact_len(len: u16) -> Self {
+        assert!(
+            len <= i16::MAX as u16,
+            "NLA_POLICY_EXACT_LEN: length above S16_MAX"
+        );
         Self::with(
             bindings::NLA_BINARY,
             bindings::nla_policy_validation_NLA_VALIDATE_RANGE,
@@ -222,6 +229,7 @@ impl NlAttr {
         policy: &'static [Policy; N],
         extack: &mut ExtAck<'_>,
     ) -> Result<Attrs<'_, N>> {
+        const { assert!(N >= 1, "parse_nested: a policy needs an entry for type 0") };
         let mut tb = [ptr::null_mut::<bindings::nlattr>(); N];
         let p = ptr::from_ref(&self.0);
         // SAFETY: `tb` has room for types `0..N`, the policy has `N`
@@ -342,17 +350,15 @@ impl NlMsg<'_> {
         to_result(unsafe { bindings::nla_put_u8(self.ptr, type_ as c_int, value) })
     }
 
-    /// Appends a binary attribute with the bytes of `value`.
+    /// Appends a binary attribute with the bytes of `value`; `EMSGSIZE` if
+    /// it is longer than an `int` counts (no message has room for it).
     pub fn put_bytes(&mut self, type_: u32, value: &[u8]) -> Result {
+        let len = c_int::try_from(value.len())
+            .map_err(|_| Error::from_errno(-(bindings::EMSGSIZE as i32)))?;
         // SAFETY: `ptr` is a valid message (type invariant); `value` is
-        // readable for its length.
+        // readable for `len` bytes.
         to_result(unsafe {
-            bindings::nla_put(
-                self.ptr,
-                type_ as c_int,
-                value.len() as c_int,
-                value.as_ptr().cast(),
-            )
+            bindings::nla_put(self.ptr, type_ as c_int, len, value.as_ptr().cast())
         })
     }
 }

@@ -162,8 +162,9 @@ impl Netmem {
             return Some(unsafe { bindings::netmem_page_nid(self.0) });
         }
         // SAFETY: A page we own (type invariant) is valid; its node bits
-        // never change (`page_to_nid()`).
-        let flags = unsafe { (*self.page()).flags };
+        // never change (`page_to_nid()`), but other bits of the word are
+        // changed atomically by other CPUs, so it is read once, volatile.
+        let flags = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.page()).flags)) };
         let mask = bindings::NODES_MASK as crate::ffi::c_ulong;
         Some(((flags >> bindings::NODES_PGSHIFT) & mask) as i32)
     }
@@ -172,6 +173,24 @@ impl Netmem {
     #[inline]
     pub fn as_raw(&self) -> usize {
         self.0
+    }
+
+    /// Checks that the page may be recycled
+    /// (`__page_pool_page_can_be_recycled()`): a `net_iov`, or a page of
+    /// which the pool holds the only reference and that is not from the
+    /// emergency reserves (pfmemalloc). Hands the page back otherwise: it
+    /// must go back to the page allocator ([`PagePool::return_page`]).
+    ///
+    /// Only a [`Recyclable`] goes into an alloc cache or a ring, so no hook
+    /// can recycle a page someone else still uses or a pfmemalloc page.
+    #[inline]
+    pub fn into_recyclable(self) -> core::result::Result<Recyclable, Netmem> {
+        if self.is_net_iov() || (self.is_sole_ref() && !self.is_pfmemalloc()) {
+            // INVARIANT: Checked just above.
+            Ok(Recyclable(self))
+        } else {
+            Err(self)
+        }
     }
 
     /// Gives up ownership without recycling or releasing.
@@ -224,6 +243,33 @@ const _: () = {
     assert!(offset_of!(S, ring_full) == RecycleStat::RingFull as usize * 8);
     assert!(offset_of!(S, released_refcnt) == RecycleStat::ReleasedRefcnt as usize * 8);
 };
+
+/// A [`Netmem`] checked to be recyclable ([`Netmem::into_recyclable`]), or
+/// taken from a ring, where only such pages go.
+///
+/// # Invariants
+///
+/// The page is a `net_iov`, or the pool holds its only reference and it is
+/// not pfmemalloc.
+#[must_use = "a page left unrecycled and unreleased leaks from its pool"]
+pub struct Recyclable(Netmem);
+
+impl Recyclable {
+    /// Gives up the check, e.g. to release the page after all.
+    #[inline]
+    pub fn into_netmem(self) -> Netmem {
+        self.0
+    }
+}
+
+impl core::ops::Deref for Recyclable {
+    type Target = Netmem;
+
+    #[inline]
+    fn deref(&self) -> &Netmem {
+        &self.0
+    }
+}
 
 /// A page pool (`struct page_pool`), as its hooks see it.
 ///
@@ -371,7 +417,7 @@ impl RingProducer<'_> {
     /// Queues `netmem` in the ring, or hands it back if the ring is full
     /// (`__ptr_ring_produce()`).
     #[inline]
-    pub fn produce(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
+    pub fn produce(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
         let r = self.pool.ring();
         // SAFETY: The pool is live and we hold the producer lock, so the
         // producer index is ours and `queue` has `size` slots; a slot is
@@ -385,7 +431,7 @@ impl RingProducer<'_> {
                 return Err(netmem);
             }
             smp_wmb();
-            slot.write_volatile(netmem.into_raw() as *mut c_void);
+            slot.write_volatile(netmem.into_netmem().into_raw() as *mut c_void);
             // Indices stay below `size`, an `i32`: no overflow.
             let next = producer.wrapping_add(1);
             (*r).producer = if next >= size { 0 } else { next };
@@ -606,7 +652,7 @@ impl AllocCache<'_> {
 
     /// Puts `netmem` in the alloc cache, or hands it back if full.
     #[inline]
-    pub fn push(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
+    pub fn push(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
         let n = self.count();
         if n >= PP_ALLOC_CACHE_SIZE {
             return Err(netmem);
@@ -614,7 +660,7 @@ impl AllocCache<'_> {
         // SAFETY: The consumer context is ours (type invariant) and `n` is
         // within the array; the cache now owns the page.
         unsafe {
-            (*self.alloc()).cache[n] = netmem.into_raw();
+            (*self.alloc()).cache[n] = netmem.into_netmem().into_raw();
             (*self.alloc()).count = n as u32 + 1;
         }
         Ok(())
@@ -647,7 +693,7 @@ impl AllocCache<'_> {
 
     /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
     #[inline]
-    pub fn ring_consume(&mut self) -> Option<Netmem> {
+    pub fn ring_consume(&mut self) -> Option<Recyclable> {
         let r = self.pool.ring();
         // SAFETY: The consumer context is ours (type invariant), so the
         // consumer end of the ring is: we read the oldest slot once (its
@@ -671,7 +717,9 @@ impl AllocCache<'_> {
             let tail = (*r).consumer_tail;
             if consumer_head.wrapping_sub(tail) >= (*r).batch || consumer_head >= size {
                 while head >= tail {
-                    queue.add(head as usize).write(ptr::null_mut());
+                    // The producer reads the slot under its own lock, not
+                    // ours: a single volatile store, never a torn one.
+                    queue.add(head as usize).write_volatile(ptr::null_mut());
                     head = head.wrapping_sub(1);
                 }
                 (*r).consumer_tail = consumer_head;
@@ -681,8 +729,9 @@ impl AllocCache<'_> {
                 (*r).consumer_tail = 0;
             }
             ptr::addr_of_mut!((*r).consumer_head).write_volatile(consumer_head);
-            // INVARIANT: A non-zero entry is a page the ring owned.
-            Some(Netmem(netmem))
+            // INVARIANT: A non-zero entry is a page the ring owned, and
+            // only a `Recyclable` goes into a ring.
+            Some(Recyclable(Netmem(netmem)))
         }
     }
 
@@ -751,13 +800,13 @@ impl BulkPages<'_> {
     /// [`BulkPages::take_next`] has consumed already; hands the page back
     /// if there is none (more pages kept than taken).
     #[inline]
-    pub fn keep(&mut self, netmem: Netmem) -> core::result::Result<(), Netmem> {
+    pub fn keep(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
         if self.kept >= self.next {
             return Err(netmem);
         }
         // SAFETY: `kept < next <= count` (checked above, type invariant): a
         // slot of the caller's array whose entry was consumed already.
-        unsafe { *self.data.add(self.kept) = netmem.into_raw() as *mut c_void };
+        unsafe { *self.data.add(self.kept) = netmem.into_netmem().into_raw() as *mut c_void };
         // INVARIANT: Still `kept <= next`.
         self.kept += 1;
         Ok(())
@@ -771,13 +820,14 @@ impl BulkPages<'_> {
 
     /// Takes the kept pages back, in order.
     #[inline]
-    pub fn drain_kept(&mut self) -> impl Iterator<Item = Netmem> + '_ {
+    pub fn drain_kept(&mut self) -> impl Iterator<Item = Recyclable> + '_ {
         let n = core::mem::replace(&mut self.kept, 0);
         let data = self.data;
         (0..n).map(move |i| {
             // SAFETY: `i < kept`: a `netmem_ref` we stored and own; the
             // count is reset, so each is yielded once.
-            Netmem(unsafe { *data.add(i) } as bindings::netmem_ref)
+            // INVARIANT: Only a `Recyclable` is kept.
+            Recyclable(Netmem(unsafe { *data.add(i) } as bindings::netmem_ref))
         })
     }
 }

@@ -383,6 +383,7 @@ impl StatsDump<'_> {
     /// have no padding or other uninitialised bytes ([`AsBytes`]).
     #[inline]
     pub fn copy_app<S: AsBytes>(&mut self, st: &S) -> Result {
+        const { assert!(size_of::<S>() <= c_int::MAX as usize) };
         // SAFETY: `ptr` is the dump in progress; `st` is readable and fully
         // initialised (`AsBytes`) for its size, and is copied, not kept.
         to_result(unsafe {
@@ -395,7 +396,7 @@ impl StatsDump<'_> {
     }
 }
 
-// SAFETY: `struct tc_fq_qd_stats` (uapi) is 16 `__u64`/`__s64`, then 4
+// SAFETY: `struct tc_fq_qd_stats` (uapi) is 8 `__u64`/`__s64`, then 4
 // `__u32`, then 4 more `__u64` and 3 `__u64` band drops, then 3 `__u32`
 // band counts and a `__u32` pad: every byte belongs to a field of integer
 // type (checked below: the size is the sum of the fields), so a value has
@@ -439,11 +440,7 @@ pub trait QdiscOps: Sized + 'static {
     fn reset(sch: &Qdisc<Self>, q: &mut Self::Data);
 
     /// Applies new options (`tc qdisc change`).
-    fn change(
-        _sch: &mut QdiscChange<'_, Self>,
-        _opt: &NlAttr,
-        _extack: &mut ExtAck<'_>,
-    ) -> Result {
+    fn change(_sch: &mut QdiscChange<'_, Self>, _opt: &NlAttr, _extack: &mut ExtAck<'_>) -> Result {
         crate::build_error(VTABLE_DEFAULT_ERROR)
     }
 
@@ -639,13 +636,8 @@ impl<T: QdiscOps> Adapter<T> {
         // SAFETY: As in `dump`.
         unsafe { bindings::sch_tree_lock(sch) };
         // SAFETY: Locked and initialised.
-        let r = unsafe {
-            T::dump_stats(
-                Qdisc::<T>::from_raw(sch),
-                Qdisc::<T>::data_mut(sch),
-                &mut d,
-            )
-        };
+        let r =
+            unsafe { T::dump_stats(Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch), &mut d) };
         // SAFETY: Locked above.
         unsafe { bindings::sch_tree_unlock(sch) };
         match r {
@@ -681,11 +673,20 @@ impl<T: QdiscOps> Default for OpsTable<T> {
 
 impl<T: QdiscOps> OpsTable<T> {
     const ID_FITS: () = assert!(T::ID.len_with_nul() <= 16, "qdisc ID longer than 15 bytes");
+    /// `Qdisc::privdata` is only cache-line aligned (`L1_CACHE_BYTES`), and
+    /// `priv_size` is an `int`.
+    const PRIV_FITS: () = assert!(
+        core::mem::align_of::<Priv<T>>() <= bindings::L1_CACHE_BYTES as usize
+            && size_of::<Priv<T>>() <= c_int::MAX as usize,
+        "qdisc private data aligned beyond a cache line, or over INT_MAX bytes"
+    );
 
     /// Builds the table of `T`.
     pub const fn new() -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::ID_FITS;
+        #[allow(clippy::let_unit_value)]
+        let () = Self::PRIV_FITS;
         // SAFETY: All zeroes is a valid `Qdisc_ops` (null pointers, `None`
         // callbacks, zero sizes), the state C expects before filling in.
         let mut ops: bindings::Qdisc_ops = unsafe { core::mem::zeroed() };

@@ -189,15 +189,35 @@ impl SkBuff {
         }
     }
 
+    /// Returns `true` if the skb has other users than its owner
+    /// (`skb_shared()`: `skb->users` above 1, e.g. pktgen's `clone_skb`
+    /// sending one skb again and again).
+    #[inline]
+    pub fn is_shared(&self) -> bool {
+        // SAFETY: The skb is valid (type invariant); `users` is an atomic
+        // that other holders change, so it is read once, volatile, not
+        // through a reference.
+        let users = unsafe {
+            core::ptr::read_volatile(core::ptr::addr_of!((*self.as_ptr()).users.refs.counter))
+        };
+        users != 1
+    }
+
     /// Marks the packet Congestion Experienced if it is ECN-capable
     /// (`INET_ECN_set_ce()`); returns whether it did.
     ///
     /// A header shared with a clone is first made private
     /// (`pskb_expand_head()`, as `skb_ensure_writable()` does); if that
     /// fails the packet is not marked. TCP's clones do not share their
-    /// headers (`skb->nohdr`), so they are marked in place, as C does.
+    /// headers (`skb->nohdr`), so they are marked in place, as C does. An
+    /// skb with other users (`skb_shared()`), whose header
+    /// `pskb_expand_head()` must not replace, is not marked; C marks it in
+    /// place under the other users' feet.
     #[inline]
     pub fn set_ce(&mut self) -> bool {
+        if self.is_shared() {
+            return false;
+        }
         let skb = self.as_ptr();
         // SAFETY: The pointer is valid and we own the skb (invariant); an
         // skb whose header is shared gets a private copy of its head, the

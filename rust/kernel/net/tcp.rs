@@ -46,13 +46,13 @@ impl CachedSkb {
     pub fn new(skb: SkBuff) -> core::result::Result<Self, SkBuff> {
         let p = skb.as_ptr();
         // A clone still shares the shared info: not ours to reuse. Once not
-        // cloned while we own the skb, nobody can clone it again.
-        if skb.is_cloned() {
+        // cloned while we own the skb, nobody can clone it again. Another
+        // user (`skb_get()`) would see it change under its feet.
+        if skb.is_cloned() || skb.is_shared() {
             return Err(skb);
         }
         // SAFETY: `p` is valid and, not cloned, its shared info is ours.
-        let (has_destructor, shinfo_flags) =
-            unsafe {
+        let (has_destructor, shinfo_flags) = unsafe {
             (
                 (*p).__bindgen_anon_3.__bindgen_anon_1.destructor.is_some(),
                 (*bindings::skb_shinfo(p)).flags,
@@ -177,7 +177,8 @@ pub trait TxSkbCache: 'static {
 
     /// Offered an skb the write queue freed, already uncharged from `sk`:
     /// keep it (`Ok`, e.g. as a [`CachedSkb`] in the socket's slot) or hand
-    /// it back to be freed (`Err`).
+    /// it back to be freed (`Err`). Whatever skb comes back is freed exactly
+    /// once: the one offered by TCP, any other by the adapter.
     fn put(sk: &Sock, skb: SkBuff) -> core::result::Result<(), SkBuff>;
 }
 
@@ -205,14 +206,24 @@ impl<T: TxSkbCache> Adapter<T> {
         };
         // SAFETY: The TCP stack holds the socket lock for the call.
         let sk = unsafe { Sock::from_raw(sk) };
+        let given = skb.as_ptr();
         // SAFETY: The caller hands us its reference; if we hand the skb back
         // below, the caller keeps owning it and frees it.
         let skb = unsafe { SkBuff::from_raw(skb) };
         match T::put(sk, skb) {
             Ok(()) => true,
-            Err(skb) => {
+            // The skb we were given, still with only our reference: the
+            // caller frees it with `__kfree_skb()`, as without a cache.
+            Err(skb) if skb.as_ptr() == given && !skb.is_shared() => {
                 skb.into_raw();
                 false
+            }
+            // Any other skb (the policy consumed the one given and handed
+            // back another, e.g. the cached one) is ours to free; the caller
+            // must not free the one it gave us a second time.
+            Err(skb) => {
+                drop(skb);
+                true
             }
         }
     }
