@@ -39,8 +39,12 @@ run:
 	@bash $(T)/run.sh
 bench:
 	@bash $(T)/bench.sh
+# make's own exit status is 0 or 2, so a failing command's status is
+# printed as a last line ("[rsnet] command exited with status N") and make
+# fails; tools/rsnet/vm.sh bash -c '...' exits with the status itself.
 vm: modules
-	@bash $(T)/vm.sh $(if $(RSNET_VM_CMD),bash -c "$$RSNET_VM_CMD")
+	@bash $(T)/vm.sh $(if $(RSNET_VM_CMD),bash -c "$$RSNET_VM_CMD") || \
+		{ rc=$$?; echo "[rsnet] command exited with status $$rc"; exit $$rc; }
 lint: kernel
 	@bash $(T)/lint.sh
 clean:

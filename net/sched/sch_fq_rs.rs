@@ -1228,11 +1228,7 @@ impl QdiscOps for Fq {
         q.fq_reset(sch);
     }
 
-    fn change(
-        sch: &mut QdiscChange<'_, Self>,
-        opt: &NlAttr,
-        extack: &mut ExtAck<'_>,
-    ) -> Result {
+    fn change(sch: &mut QdiscChange<'_, Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result {
         // Validate on a snapshot; nothing is applied if anything is wrong.
         let old = sch.with_lock(|_, q| q.cfg);
         let cfg = fq_parse(opt, &old, extack)?;
@@ -1335,5 +1331,3 @@ impl QdiscOps for Fq {
         d.copy_app(&st)
     }
 }
-
-

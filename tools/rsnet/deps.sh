@@ -8,10 +8,11 @@ set -euo pipefail
 [ -n "${KDIR:-}" ] && exit 0
 
 # Debian packages: kernel source, LLVM toolchain, QEMU, kernel build tools,
-# and the userspace the tests drive (iproute2, iperf3, ethtool, python venv).
+# and the userspace the tests drive (iproute2, iperf3, ethtool, python venv,
+# liburing for the zero-copy sender).
 pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex
       bison bc libelf-dev libssl-dev cpio kmod iproute2 iperf3 ethtool
-      python3-venv rsync socat busybox-static udev)
+      python3-venv rsync socat busybox-static udev gcc liburing-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

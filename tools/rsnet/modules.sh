@@ -23,6 +23,14 @@ if grep -E '^(warning|error)(\[|:)' "$log" >/dev/null; then
 	die "module build produced warnings (the kernel's Rust lints must be clean)" "$log"
 fi
 
+# The selftests' user-space helpers, run in the VM from the host's file
+# system (it is the VM's root).
+zc=$RSNET_TOP/tools/testing/selftests/rsnet/zc_xfer
+if [ ! -x "$zc" ] || [ "$zc.c" -nt "$zc" ]; then
+	gcc -O2 -Wall -Wextra -Werror -o "$zc" "$zc.c" -luring >>"$log" 2>&1 ||
+		die "building $zc failed" "$log"
+fi
+
 # virtme-ng's module directory for this build, with our modules in extra/.
 if [ -z "${KDIR:-}" ] || [ -w "$build" ]; then
 	moddir=$build/.virtme_mods/lib/modules/0.0.0

@@ -11,16 +11,21 @@ cd "$RSNET_TOP" || exit 1
 
 fail=0
 # expect DESCRIPTION EXPECTED_OUTPUT EXPECTED_STATUS CMD: the last line make
-# vm CMD=... printed, and its exit status.
+# vm CMD=... printed, and the command's exit status. make itself exits 0 or
+# 2, so a non-zero status is read from the "[rsnet] command exited with
+# status N" line the vm target prints (and make must have failed).
 expect() {
-	local desc=$1 want=$2 want_rc=$3 cmd=$4 out rc log
+	local desc=$1 want=$2 want_rc=$3 cmd=$4 out rc make_rc log
 	log=$(mktemp "$LOGDIR/vm-cmd-check.XXXXXX")
 	step "make vm CMD='$cmd' (log: $log)"
 	RSNET_CONSOLE=$log.console make -s vm CMD="$cmd" >"$log" 2>&1 </dev/null
-	rc=$?
+	make_rc=$?
+	rc=$(sed -nE 's/^\[rsnet\] command exited with status ([0-9]+)$/\1/p' "$log" | tail -n 1)
+	rc=${rc:-$make_rc}
+	[ "$rc" != 0 ] && [ "$make_rc" = 0 ] && rc="$rc (but make exited 0)"
 	# The command's last line: not rsnet's steps, nor make's "Error 3".
 	out=$(grep -vE '^(\[rsnet\]|make(\[[0-9]+\])?: )' "$log" | tail -n 1 | tr -d '\r')
-	if [ "$out" = "$want" ] && [ $rc = "$want_rc" ]; then
+	if [ "$out" = "$want" ] && [ "$rc" = "$want_rc" ]; then
 		echo "ok make vm: $desc"
 		rm -f "$log" "$log.console"
 	else

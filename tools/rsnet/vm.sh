@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Boot the rsnet test kernel in QEMU through virtme-ng: 2 vCPUs, 2 NUMA
-# nodes (one vCPU and 1 GiB each), the host's root file system read-only.
+# nodes (one vCPU and 1 GiB each), the host's root file system read-only;
+# with RSNET_NET=loop also a pair of virtio-net NICs on one hub.
 #
 #   vm.sh                 interactive shell
 #   vm.sh COMMAND...      run COMMAND (an argv, not a shell string) in the
@@ -26,6 +27,9 @@ args=(--run "$build" --user root --cpus 2 --memory 2G
       --rwdir "$results" --cwd "$RSNET_TOP"
       --rodir "$build" --rodir "$ksrc" --rodir "$VENV"
       --append "panic_on_warn=0 nmi_watchdog=0 kmemleak=on${RSNET_APPEND:+ $RSNET_APPEND}")
+# RSNET_NET=loop: two virtio-net NICs on one QEMU hub (what one sends, the
+# other receives), for tests that need a real NIC's transmit path.
+[ -n "${RSNET_NET:-}" ] && args+=(--network "$RSNET_NET")
 # The KASAN kernel on QEMU's "max" CPU (5-level paging) reports a
 # wild-memory-access in rcu_is_watching() from an interrupt during
 # identify_boot_cpu(), before any rsnet code runs; with 4-level paging it

@@ -49,20 +49,20 @@ done
 # one is within 10 %. A pacing bug (no pacing: pktgen's rate; a stuck flow:
 # 0) fails all three.
 tc qdisc add dev $DEV root fq maxrate 8mbit quantum 30000
+# The sampler starts pktgen itself once it has its first sample, so the
+# traffic never starts (or ends) before the measurement does: with pktgen
+# started first, a Python start delayed past pktgen's 8 s run saw no burst.
 paced_rate() {
-	local tx
-	"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1 8 1000 >/dev/null &
-	tx=$!
-	python3 - /sys/class/net/$DEV/statistics/tx_bytes $DEV <<-'EOF'
+	python3 - /sys/class/net/$DEV/statistics/tx_bytes $DEV \
+		"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1 8 1000 <<-'EOF'
 	import subprocess, sys, time
 	def sample():
 	    with open(sys.argv[1]) as f:
 	        b = int(f.read())
 	    return time.monotonic(), b
 	def snapshot():
-	    # Where the packets are when none leave (full make check runs,
-	    # sometimes): in the qdisc (backlog), dropped by the veth, or
-	    # never sent by pktgen.
+	    # Where the packets are when none leave: in the qdisc
+	    # (backlog), dropped by the veth, or never sent by pktgen.
 	    dev = sys.argv[2]
 	    n = "/sys/class/net/" + dev
 	    for cmd in (["tc", "-s", "qdisc", "show", "dev", dev],
@@ -74,6 +74,7 @@ paced_rate() {
 	        for l in (" ".join(cmd) + "\n" + r.stdout + r.stderr).splitlines():
 	            print("# no traffic after 5 s:", l, file=sys.stderr)
 	t0, b0 = sample()
+	tx = subprocess.Popen(sys.argv[3:], stdout=subprocess.DEVNULL)
 	snap = False
 	while sample()[1] - b0 < 15000 and time.monotonic() - t0 < 60:
 	    if not snap and time.monotonic() - t0 > 5:
@@ -91,9 +92,9 @@ paced_rate() {
 	mb = sum(b for _, b in s) / n
 	cov = sum((t - mt) * (b - mb) for t, b in s)
 	var = sum((t - mt) ** 2 for t, _ in s)
+	tx.wait()
 	print(int(cov / var), f"{wait:.1f}")
 	EOF
-	wait $tx
 }
 near_maxrate() { python3 -c "import sys; sys.exit(abs($1 - 1000000) > 100000)"; }
 read -r rate wait < <(paced_rate)

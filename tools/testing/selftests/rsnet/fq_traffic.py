@@ -7,11 +7,14 @@
         COUNT datagrams of SIZE bytes on each of K connected UDP sockets,
         as fast as possible; with --txtime-in, each carries an SO_TXTIME
         departure time NS nanoseconds from now (CLOCK_MONOTONIC).
-  fq_traffic.py udp-recv ADDR PORT SECONDS
-        counts datagrams, bytes and CE-marked ones for SECONDS; prints JSON.
-  fq_traffic.py tcp-sink ADDR PORT
-        accepts TCP connections and discards, printing per-connection byte
-        counts as JSON lines when they close.
+  fq_traffic.py udp-recv ADDR PORT SECONDS [--ready FILE]
+        counts datagrams, bytes and CE-marked ones for SECONDS from the
+        first datagram (waiting at most 120 s for it); prints JSON.
+  fq_traffic.py tcp-sink ADDR PORT [--ready FILE]
+        accepts TCP connections and discards what they send.
+
+  --ready FILE: FILE is created once the socket is bound (listening), so a
+  test starts its sender then, not after a guess of Python's start time.
   fq_traffic.py tcp-flows ADDR PORT SECONDS N [--prio P,P,...]
         N TCP connections sending for SECONDS (each with its SO_PRIORITY);
         prints the bytes each sent as JSON.
@@ -61,12 +64,18 @@ def udp_send(a):
     print(json.dumps({"sent": sent}))
 
 
+def ready(a):
+    if a.ready:
+        open(a.ready, "w").close()
+
+
 def udp_recv(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
     s.bind((a.addr, a.port))
-    end = time.monotonic() + a.seconds
+    ready(a)
+    end = time.monotonic() + 120
     pkts = nbytes = ce = 0
     while True:
         left = end - time.monotonic()
@@ -76,6 +85,8 @@ def udp_recv(a):
         if not r:
             continue
         data, anc, _, _ = s.recvmsg(65536, 64)
+        if not pkts:
+            end = time.monotonic() + a.seconds
         pkts += 1
         nbytes += len(data)
         for level, typ, val in anc:
@@ -87,6 +98,7 @@ def udp_recv(a):
 def tcp_sink(a):
     srv = socket.create_server((a.addr, a.port), reuse_port=False)
     srv.listen(64)
+    ready(a)
 
     def drain(c):
         n = 0
@@ -141,9 +153,11 @@ def main():
     s.add_argument("addr")
     s.add_argument("port", type=int)
     s.add_argument("seconds", type=float)
+    s.add_argument("--ready")
     s = sub.add_parser("tcp-sink")
     s.add_argument("addr")
     s.add_argument("port", type=int)
+    s.add_argument("--ready")
     s = sub.add_parser("tcp-flows")
     s.add_argument("addr")
     s.add_argument("port", type=int)

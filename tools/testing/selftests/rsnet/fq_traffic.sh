@@ -55,9 +55,22 @@ ip netns add $A && ip netns add $B
 ip link add veth-a netns $A type veth peer name veth-b netns $B
 inA ip addr add 10.88.0.1/24 dev veth-a && inA ip link set veth-a up && inA ip link set lo up
 inB ip addr add 10.88.0.2/24 dev veth-b && inB ip link set veth-b up && inB ip link set lo up
-inB $TR tcp-sink 10.88.0.2 7000 >/dev/null &
+# bg_ready CMD...: start CMD (a fq_traffic.py receiver) in the background
+# with --ready and wait until its socket is bound (at most 120 s: Python's
+# start takes seconds in the emulated guest); $! is its pid.
+bg_ready() {
+	local f
+	f=$(mktemp -u /tmp/fq_ready.XXXXXX)
+	"$@" --ready "$f" &
+	for _ in $(seq 1200); do
+		[ -e "$f" ] && break
+		kill -0 $! 2>/dev/null || break
+		sleep 0.1
+	done
+	rm -f "$f"
+}
+bg_ready inB $TR tcp-sink 10.88.0.2 7000 >/dev/null
 pids+=($!)
-sleep 1
 
 # 1. Pacing at maxrate is measured with pktgen in fq_pacing.sh (a
 # user-space sender on this emulated debug kernel cannot offer 1 MB/s).
@@ -89,9 +102,8 @@ setfq horizon 100ms
 inA $TR udp-send 10.88.0.2 7002 10 500 --txtime-in 10000000000 >/dev/null
 expect_eq "horizon_drop: 10 packets beyond the horizon dropped" 10 "$(xstat horizon_drops)"
 setfq horizon 100ms horizon_cap
-inB $TR udp-recv 10.88.0.2 7002 4 >"/tmp/fq_h.$$" &
+bg_ready inB $TR udp-recv 10.88.0.2 7002 4 >"/tmp/fq_h.$$"
 rx=$!
-sleep 1
 inA $TR udp-send 10.88.0.2 7002 10 500 --txtime-in 10000000000 >/dev/null
 expect_eq "horizon_cap: 10 packets capped" 10 "$(xstat horizon_caps)"
 wait $rx
@@ -100,9 +112,8 @@ expect_eq "capped packets are delivered within the horizon" 10 \
 
 # 6. ce_threshold: ECT packets queued behind a bottleneck get CE.
 setfq_bottleneck 1mbit ce_threshold 2ms
-inB $TR udp-recv 10.88.0.2 7003 6 >"/tmp/fq_ce.$$" &
+bg_ready inB $TR udp-recv 10.88.0.2 7003 6 >"/tmp/fq_ce.$$"
 rx=$!
-sleep 1
 inA $TR udp-send 10.88.0.2 7003 100 1000 --tos 2 >/dev/null
 wait $rx
 ce_rx=$(python3 -c "import json; print(json.load(open('/tmp/fq_ce.$$'))['ce'])")

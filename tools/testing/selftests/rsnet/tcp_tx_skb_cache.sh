@@ -82,10 +82,15 @@ check "toggling under traffic keeps transfers byte-exact" wait $tx
 echo 1 >$S
 
 # Unload while sockets hold cached skbs: open idle connections after a
-# transfer each (their slot is filled), then remove the module.
+# transfer each (their slot is filled), then remove the module while they
+# are still open. The holder says when its transfers are done (ready file)
+# and keeps the sockets until told to close them (done file, or 300 s):
+# Python's start alone takes seconds in the emulated guest.
 puts=$(ctr puts)
-python3 - <<'PY' &
-import socket, time
+hold=$(mktemp -d)
+python3 - "$hold" <<'PY' &
+import os, socket, sys, time
+d = sys.argv[1]
 srv = socket.create_server(("127.0.0.1", 5299))
 pairs = []
 for _ in range(8):
@@ -96,16 +101,24 @@ for _ in range(8):
     while got < 100000:
         got += len(a.recv(1 << 16))
     pairs.append((c, a))
-time.sleep(8)
+open(os.path.join(d, "ready"), "w").close()
+end = time.monotonic() + 300
+while not os.path.exists(os.path.join(d, "done")) and time.monotonic() < end:
+    time.sleep(0.1)
 for c, a in pairs:
     c.close()
     a.close()
 PY
 holder=$!
-sleep 3
-check "idle sockets took cached skbs before unload" test "$(ctr puts)" -gt "$puts"
+for _ in $(seq 1 1200); do
+	[ -e "$hold/ready" ] || ! kill -0 $holder 2>/dev/null && break
+	sleep 0.1
+done
+check "idle sockets took cached skbs before unload" test -e "$hold/ready" -a "$(ctr puts)" -gt "$puts"
 check "rmmod with sockets holding cached skbs" modprobe -r tcp_tx_skb_cache
 check "sysctl gone after unload" test ! -e $S
+touch "$hold/done"
 check "sockets close cleanly after unload" wait $holder
+rm -rf "$hold"
 
 ktap_finished

@@ -25,7 +25,11 @@ impl QdiscOps for Cf {
     type Data = State;
     const ID: &'static CStr = kernel::c_str!("cf");
 
-    fn init(sch: &mut QdiscInit<'_, Self>, _o: Option<&NlAttr>, _e: &mut ExtAck<'_>) -> Result<State> {
+    fn init(
+        sch: &mut QdiscInit<'_, Self>,
+        _o: Option<&NlAttr>,
+        _e: &mut ExtAck<'_>,
+    ) -> Result<State> {
         sch.set_limit(100);
         Ok(State { n: 0 })
     }

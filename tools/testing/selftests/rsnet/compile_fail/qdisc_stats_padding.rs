@@ -32,7 +32,11 @@ impl QdiscOps for Cf {
     type Data = State;
     const ID: &'static CStr = kernel::c_str!("cf");
 
-    fn init(_sch: &mut QdiscInit<'_, Self>, _o: Option<&NlAttr>, _e: &mut ExtAck<'_>) -> Result<State> {
+    fn init(
+        _sch: &mut QdiscInit<'_, Self>,
+        _o: Option<&NlAttr>,
+        _e: &mut ExtAck<'_>,
+    ) -> Result<State> {
         Ok(State { n: 0 })
     }
     fn enqueue(sch: &Qdisc<Self>, _q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
