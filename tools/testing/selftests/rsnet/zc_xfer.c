@@ -2,12 +2,13 @@
 /*
  * Zero-copy TCP transfers for the TX skb cache test.
  *
- *   zc_xfer recv ADDR PORT
+ *   zc_xfer recv ADDR PORT [BUF]
  *	accept one connection, read to EOF, check every byte against the
  *	pattern; print the byte count. Exit 1 on a wrong byte.
- *   zc_xfer send MODE ADDR PORT BYTES
- *	send BYTES of the pattern from one 1 MiB buffer that is never
- *	written while the transfer runs, with MODE:
+ *   zc_xfer send MODE ADDR PORT BYTES [BUF]
+ *	send BYTES of the pattern from one buffer of BUF bytes (default
+ *	1 MiB, a multiple of 4096) that is never written while the transfer
+ *	runs, with MODE:
  *	  uring-fixed	io_uring SEND_ZC from a registered (fixed) buffer:
  *			the skbs' frags carry SKBFL_MANAGED_FRAG_REFS (the
  *			pages are pinned by the ring, the skb holds no page
@@ -19,8 +20,9 @@
  *	Waits for every zero-copy completion (notification) before it
  *	exits, and prints the bytes sent and the completions received.
  *
- * The pattern repeats every 1 MiB and differs between any two 64 KiB
- * chunks of it, so a lost, repeated or reordered chunk is seen.
+ * The pattern repeats every BUF bytes and differs between any two 64 KiB
+ * chunks of it, so a lost, repeated or reordered chunk is seen. A small
+ * BUF sends the same few pages again and again.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,8 +45,9 @@
 #define SO_EE_ORIGIN_ZEROCOPY 5
 #endif
 
-#define BUF_SIZE (1 << 20)
 #define CHUNK (64 << 10)
+
+static uint64_t BUF_SIZE = 1 << 20;
 
 static unsigned char pattern(uint64_t off)
 {
@@ -277,11 +280,20 @@ int main(int argc, char **argv)
 	uint64_t total;
 	int fd, ret;
 
-	if (argc == 4 && !strcmp(argv[1], "recv"))
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "recv")) {
+		if (argc == 5)
+			BUF_SIZE = strtoull(argv[4], NULL, 0);
 		return do_recv(argv[2], argv[3]);
-	if (argc != 6 || strcmp(argv[1], "send")) {
-		fprintf(stderr, "usage: %s recv ADDR PORT | send uring-fixed|uring|msg|copy ADDR PORT BYTES\n",
+	}
+	if ((argc != 6 && argc != 7) || strcmp(argv[1], "send")) {
+		fprintf(stderr, "usage: %s recv ADDR PORT [BUF] | send uring-fixed|uring|msg|copy ADDR PORT BYTES [BUF]\n",
 			argv[0]);
+		return 2;
+	}
+	if (argc == 7)
+		BUF_SIZE = strtoull(argv[6], NULL, 0);
+	if (!BUF_SIZE || BUF_SIZE % 4096) {
+		fprintf(stderr, "BUF must be a non-zero multiple of 4096\n");
 		return 2;
 	}
 	total = strtoull(argv[5], NULL, 0);
