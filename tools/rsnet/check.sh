@@ -51,7 +51,7 @@ lane() {
 	shift
 	mkdir -p "$d"
 	echo "$@" >"$d/tests"
-	RSNET_RESULTS=$d RSNET_CONSOLE=$d/console.log VM_TIMEOUT=${VM_TIMEOUT:-2400} RSNET_NET=loop \
+	RSNET_RESULTS=$d RSNET_CONSOLE=$d/console.log VM_TIMEOUT=${VM_TIMEOUT:-4500} RSNET_NET=loop \
 		bash "$RSNET_TOP/tools/rsnet/vm.sh" "$RSNET_TOP/tools/rsnet/guest-check.sh" "$@" \
 		</dev/null >"$d/vm.out" 2>&1 &
 	vm=$!
