@@ -17,14 +17,17 @@
   test starts its sender then, not after a guess of Python's start time.
   fq_traffic.py tcp-flows ADDR PORT SECONDS N [--prio P,P,...]
         N TCP connections sending for SECONDS (each with its SO_PRIORITY);
-        prints the bytes each sent as JSON.
+        prints the bytes each got acknowledged (sent less what is still in
+        its send queue at the end) as JSON.
 """
 import argparse
+import fcntl
 import json
 import select
 import socket
 import struct
 import sys
+import termios
 import threading
 import time
 
@@ -123,10 +126,20 @@ def tcp_flows(a):
         s = socket.create_connection((a.addr, a.port))
         if prios[i] is not None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, prios[i])
+        # A blocked send() must not run on past the end.
+        s.settimeout(0.2)
         buf = b"y" * 65536
         with s:
             while time.monotonic() < stop:
-                counts[i] += s.send(buf)
+                try:
+                    counts[i] += s.send(buf)
+                except TimeoutError:
+                    pass
+            # Bytes still in the send queue (unsent or unacknowledged) were
+            # not delivered: a flow the qdisc starves still fills its
+            # socket buffer, so send()'s count alone hides the shares.
+            outq = struct.unpack("i", fcntl.ioctl(s.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
+            counts[i] -= outq
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(a.n)]
     for t in threads:
