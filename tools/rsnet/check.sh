@@ -16,7 +16,8 @@
 # traffic) failed or timed out.
 #
 # Every VM has the pair of virtio-net NICs on one hub (vm.sh RSNET_NET=loop)
-# that tcp_tx_skb_cache_nic.sh sends through; no other test touches them.
+# that tcp_tx_skb_cache_nic.sh sends through; no other test touches them
+# (RSNET_NET= boots without them).
 #
 # TESTS="a.sh b.sh" runs a subset.
 set -euo pipefail
@@ -51,7 +52,7 @@ lane() {
 	shift
 	mkdir -p "$d"
 	echo "$@" >"$d/tests"
-	RSNET_RESULTS=$d RSNET_CONSOLE=$d/console.log VM_TIMEOUT=${VM_TIMEOUT:-4500} RSNET_NET=loop \
+	RSNET_RESULTS=$d RSNET_CONSOLE=$d/console.log VM_TIMEOUT=${VM_TIMEOUT:-4500} RSNET_NET=${RSNET_NET-loop} \
 		bash "$RSNET_TOP/tools/rsnet/vm.sh" "$RSNET_TOP/tools/rsnet/guest-check.sh" "$@" \
 		</dev/null >"$d/vm.out" 2>&1 &
 	vm=$!

@@ -27,8 +27,8 @@ set -u
 HERE=$(dirname "$(readlink -f "$0")")
 XFER=(python3 "$HERE/tcp_xfer.py")
 XDP=(python3 "$HERE/xdp_pass.py")
-YNL=(python3 "$RSNET_KSRC/tools/net/ynl/cli.py" --no-schema --output-json
-     --spec "$RSNET_KSRC/Documentation/netlink/specs/netdev.yaml")
+# page-pool-get through the kernel's ynl library, one process per question.
+PP_POOLS=(python3 "$HERE/pp_pools.py")
 A=rsnet-ppa
 B=rsnet-ppb
 VA=veth-ppa
@@ -105,57 +105,31 @@ emit() {
 	done
 }
 
-# pools_busy NETNS IFINDEX...: page pools listed by page-pool-get in NETNS
-# ("" for this one) that hold pages and either belong to one of the
-# IFINDEXes or were destroyed (detach-time); one line each, nothing if none.
-pools_busy() {
-	local ns=$1
-	shift
-	{ if [ -n "$ns" ]; then ip netns exec "$ns" "${YNL[@]}" --dump page-pool-get
-	  else "${YNL[@]}" --dump page-pool-get; fi; } 2>&1 |
-	python3 -c '
-import json, sys
-ifx = {int(i) for i in sys.argv[1:]}
-text = sys.stdin.read()
-try:
-    pools = json.loads(text)
-except ValueError:
-    print("page-pool-get failed: " + " ".join(text.split())[:200])
-    sys.exit()
-for p in pools:
-    if p.get("inflight", 0) > 0 and (p.get("ifindex") in ifx or "detach-time" in p):
-        print("pool id %s ifindex %s inflight %s%s" % (p.get("id"),
-              p.get("ifindex", "-"), p["inflight"],
-              " detached" if "detach-time" in p else ""))
-' "$@"
-}
-
-# no_busy_pools NETNS IFINDEX...: pools_busy is empty within 5 s (a destroyed
-# pool is retried once a second).
+# no_busy_pools NETNS IFINDEX...: within 5 s, no page pool listed by
+# page-pool-get in NETNS ("" for this one) holds pages that belongs to one of
+# the IFINDEXes or was destroyed (a destroyed pool's release is retried once
+# a second); otherwise the busy pools are printed.
 no_busy_pools() {
-	local i out=""
-	for i in $(seq 1 10); do
-		out=$(pools_busy "$@")
-		[ -z "$out" ] && return 0
-		sleep 0.5
-	done
-	while IFS= read -r i; do ktap_print_msg "$i"; done <<<"$out"
+	local ns=$1 out line rc=0
+	shift
+	if [ -n "$ns" ]; then
+		out=$(ip netns exec "$ns" "${PP_POOLS[@]}" idle 5 "$@" 2>&1) || rc=$?
+	else
+		out=$("${PP_POOLS[@]}" idle 5 "$@" 2>&1) || rc=$?
+	fi
+	[ $rc = 0 ] && return 0
+	while IFS= read -r line; do ktap_print_msg "$line"; done <<<"$out"
 	return 1
 }
 
 # pools_of IFINDEX [NETNS]: "COUNT INFLIGHT DETACHED" of the page pools of
 # IFINDEX.
 pools_of() {
-	{ if [ -n "${2:-}" ]; then ip netns exec "$2" "${YNL[@]}" --dump page-pool-get
-	  else "${YNL[@]}" --dump page-pool-get; fi; } 2>/dev/null | python3 -c '
-import json, sys
-try:
-    pools = [p for p in json.load(sys.stdin) if p.get("ifindex") == int(sys.argv[1])]
-except ValueError:
-    pools = []
-print(len(pools), sum(p.get("inflight", 0) for p in pools),
-      sum("detach-time" in p for p in pools))
-' "$1"
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" "${PP_POOLS[@]}" of "$1" 2>/dev/null
+	else
+		"${PP_POOLS[@]}" of "$1" 2>/dev/null
+	fi
 }
 
 ktap_print_header

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The page pools netlink lists (the kernel's ynl library, netdev family),
+for page_pool.sh: one process per question, with the retries inside it.
+
+  pp_pools.py of IFINDEX
+      prints "COUNT INFLIGHT DETACHED" of the page pools of IFINDEX
+  pp_pools.py idle SECONDS IFINDEX...
+      waits up to SECONDS until no page pool holds pages that belongs to one
+      of the IFINDEXes or was destroyed (has a detach-time); otherwise prints
+      the busy pools, one line each, and exits 1
+
+Run it in the network namespace to ask about (ip netns exec). The netdev
+spec is parsed with libyaml when PyYAML has it: under TCG the pure-Python
+parser took most of a ynl run's 12 s.
+"""
+import os
+import sys
+import time
+
+import yaml
+
+sys.path.insert(0, os.path.join(os.environ["RSNET_KSRC"], "tools/net/ynl"))
+if getattr(yaml, "__with_libyaml__", False):
+    yaml.safe_load = lambda stream: yaml.load(stream, Loader=yaml.CSafeLoader)
+from lib import YnlFamily  # noqa: E402 (after the path and loader are set)
+
+SPEC = os.path.join(os.environ["RSNET_KSRC"], "Documentation/netlink/specs/netdev.yaml")
+
+
+def dump(ynl):
+    """Every page pool netlink lists now; None, said on stderr, if it fails."""
+    try:
+        return ynl.dump("page-pool-get", {})
+    except Exception as e:  # pylint: disable=broad-except # NlError, OSError
+        print("page-pool-get failed: %s" % e, file=sys.stderr)
+        return None
+
+
+def busy(pools, ifindexes):
+    """Pools that hold pages and are the IFINDEXes' or destroyed."""
+    return [p for p in pools if p.get("inflight", 0) > 0 and
+            (p.get("ifindex") in ifindexes or "detach-time" in p)]
+
+
+def main(argv):
+    ynl = YnlFamily(SPEC, "")
+    if len(argv) == 2 and argv[0] == "of":
+        ifindex = int(argv[1])
+        pools = [p for p in dump(ynl) or [] if p.get("ifindex") == ifindex]
+        print(len(pools), sum(p.get("inflight", 0) for p in pools),
+              sum("detach-time" in p for p in pools))
+        return 0
+    if len(argv) >= 2 and argv[0] == "idle":
+        deadline = time.monotonic() + float(argv[1])
+        ifindexes = {int(i) for i in argv[2:]}
+        while True:
+            pools = dump(ynl)
+            left = busy(pools, ifindexes) if pools is not None else [{}]
+            # A destroyed pool's release is retried once a second.
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        for p in left:
+            if not p:
+                print("page-pool-get failed")
+                continue
+            print("pool id %s ifindex %s inflight %s%s" % (
+                p.get("id"), p.get("ifindex", "-"), p["inflight"],
+                " detached" if "detach-time" in p else ""))
+        return 1 if left else 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
