@@ -16,7 +16,6 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::c_str;
-use kernel::net::skbuff::SkBuff;
 use kernel::net::tcp::{self, CachedSkb, Sock, TxSkbCache, TxSkbCacheRegistration};
 use kernel::prelude::*;
 use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
@@ -55,22 +54,11 @@ impl TxSkbCache for TxCache {
         skb
     }
 
-    fn put(sk: &Sock, skb: SkBuff) -> Result<(), SkBuff> {
-        if !sk.tx_skb_cache_is_empty() {
-            count(&REFUSED);
-            return Err(skb);
-        }
-        // A clone still in flight, a destructor or zerocopy state: not ours
-        // to reuse. Otherwise the payload pages are released now: a cached
-        // skb is not charged to the socket, so it must not pin memory behind
-        // the accounting's back.
-        let skb = match CachedSkb::new(skb) {
-            Ok(skb) => skb,
-            Err(skb) => {
-                count(&REFUSED);
-                return Err(skb);
-            }
-        };
+    fn put(sk: &Sock, skb: CachedSkb) -> Result<(), CachedSkb> {
+        // The adapter has refused a clone still in flight, a destructor or
+        // zerocopy state, and released the payload pages: a cached skb is
+        // not charged to the socket, so it must not pin memory behind the
+        // accounting's back.
         match sk.tx_skb_cache_store(skb) {
             Ok(()) => {
                 count(&PUTS);
@@ -78,9 +66,13 @@ impl TxSkbCache for TxCache {
             }
             Err(skb) => {
                 count(&REFUSED);
-                Err(skb.into_skb())
+                Err(skb)
             }
         }
+    }
+
+    fn put_unfit(_sk: &Sock) {
+        count(&REFUSED);
     }
 }
 

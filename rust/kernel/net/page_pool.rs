@@ -763,21 +763,26 @@ impl AllocCache<'_> {
 /// [`BulkPages::take_next`] yields the pages whose last reference this put
 /// dropped; [`BulkPages::keep`] stores pages to recycle in the ring back
 /// into the caller's array, which [`BulkPages::drain_kept`] then yields.
+/// Nothing is lost if a hook stops early: on drop, kept pages not drained
+/// and entries not taken are released to the page allocator.
 ///
 /// # Invariants
 ///
-/// `data[..count]` are the caller's entries; `data[..kept]` hold
-/// `netmem_ref`s we own, `kept <= next <= count`, and `data[next..]` are
-/// untouched entries.
+/// `data[..count]` are the caller's entries, `pool` is the pool of all of
+/// them; `data[drained..kept]` hold `netmem_ref`s we own,
+/// `drained <= kept <= next <= count`, and `data[next..]` are untouched
+/// entries.
 pub struct BulkPages<'a> {
+    pool: &'a PagePool,
     data: *mut *mut c_void,
     count: usize,
     next: usize,
     kept: usize,
+    drained: usize,
     _p: PhantomData<&'a mut [*mut c_void]>,
 }
 
-impl BulkPages<'_> {
+impl<'a> BulkPages<'a> {
     /// Takes the next page whose last pool reference this put dropped.
     #[inline]
     pub fn take_next(&mut self) -> Option<Netmem> {
@@ -812,23 +817,51 @@ impl BulkPages<'_> {
         Ok(())
     }
 
-    /// Returns the number of kept pages.
+    /// Returns the number of kept pages not drained yet.
     #[inline]
     pub fn kept(&self) -> usize {
-        self.kept
+        self.kept - self.drained
     }
 
-    /// Takes the kept pages back, in order.
+    /// Takes the kept pages back, in order; those the iterator does not
+    /// yield stay kept (and are released on drop).
     #[inline]
-    pub fn drain_kept(&mut self) -> impl Iterator<Item = Recyclable> + '_ {
-        let n = core::mem::replace(&mut self.kept, 0);
-        let data = self.data;
-        (0..n).map(move |i| {
-            // SAFETY: `i < kept`: a `netmem_ref` we stored and own; the
-            // count is reset, so each is yielded once.
-            // INVARIANT: Only a `Recyclable` is kept.
-            Recyclable(Netmem(unsafe { *data.add(i) } as bindings::netmem_ref))
-        })
+    pub fn drain_kept<'b>(&'b mut self) -> KeptPages<'b, 'a> {
+        KeptPages(self)
+    }
+}
+
+/// The kept pages of a [`BulkPages`], yielded in order by
+/// [`BulkPages::drain_kept`].
+pub struct KeptPages<'b, 'a>(&'b mut BulkPages<'a>);
+
+impl Iterator for KeptPages<'_, '_> {
+    type Item = Recyclable;
+
+    #[inline]
+    fn next(&mut self) -> Option<Recyclable> {
+        let pages = &mut *self.0;
+        if pages.drained == pages.kept {
+            return None;
+        }
+        // SAFETY: `drained < kept`: a `netmem_ref` we stored and own.
+        let netmem = unsafe { *pages.data.add(pages.drained) } as bindings::netmem_ref;
+        // INVARIANT: Yielded once: `drained` moves past it.
+        pages.drained += 1;
+        // INVARIANT: Only a `Recyclable` is kept.
+        Some(Recyclable(Netmem(netmem)))
+    }
+}
+
+impl Drop for BulkPages<'_> {
+    fn drop(&mut self) {
+        let pool = self.pool;
+        for netmem in self.drain_kept() {
+            pool.return_page(netmem.into_netmem());
+        }
+        while let Some(netmem) = self.take_next() {
+            pool.return_page(netmem);
+        }
     }
 }
 
@@ -922,10 +955,12 @@ impl<T: Hook> Adapter<T> {
         let allow_direct = pool.napi_local();
         // INVARIANT: Nothing consumed or kept yet.
         let pages = BulkPages {
+            pool,
             data,
             count: count.max(0) as usize,
             next: 0,
             kept: 0,
+            drained: 0,
             _p: PhantomData,
         };
         T::put_bulk(pool, pages, Self::cache(pool, allow_direct));

@@ -43,7 +43,12 @@ impl CachedSkb {
     /// the frags), a destructor is set, or the shared info carries flags
     /// (zerocopy user buffers, whose frags the skb may not hold references
     /// on: `SKBFL_MANAGED_FRAG_REFS`; frags shared with the page cache).
-    pub fn new(skb: SkBuff) -> core::result::Result<Self, SkBuff> {
+    ///
+    /// Private: only the put adapter makes one, from the skb TCP's write
+    /// queue freed. Any other skb (one a qdisc dequeued, say) was not
+    /// allocated by `tcp_stream_alloc_skb()` as an fclone of TCP's size,
+    /// and TCP reusing it would corrupt its fclone companion.
+    fn new(skb: SkBuff) -> core::result::Result<Self, SkBuff> {
         let p = skb.as_ptr();
         // A clone still shares the shared info: not ours to reuse. Once not
         // cloned while we own the skb, nobody can clone it again. Another
@@ -175,11 +180,16 @@ pub trait TxSkbCache: 'static {
     /// allocated.
     fn get(sk: &Sock) -> Option<CachedSkb>;
 
-    /// Offered an skb the write queue freed, already uncharged from `sk`:
-    /// keep it (`Ok`, e.g. as a [`CachedSkb`] in the socket's slot) or hand
-    /// it back to be freed (`Err`). Whatever skb comes back is freed exactly
-    /// once: the one offered by TCP, any other by the adapter.
-    fn put(sk: &Sock, skb: SkBuff) -> core::result::Result<(), SkBuff>;
+    /// Offered an skb the write queue freed, already uncharged from `sk`,
+    /// checked fit for reuse and emptied ([`CachedSkb`]): keep it (`Ok`,
+    /// e.g. in the socket's slot) or hand it back to be freed (`Err`).
+    /// Whatever comes back is freed exactly once: the one offered by TCP,
+    /// any other by the adapter.
+    fn put(sk: &Sock, skb: CachedSkb) -> core::result::Result<(), CachedSkb>;
+
+    /// Told that TCP freed an skb unfit for reuse (a clone in flight, a
+    /// destructor, zerocopy or other shared-info state); TCP frees it.
+    fn put_unfit(_sk: &Sock) {}
 }
 
 struct Adapter<T: TxSkbCache>(PhantomData<T>);
@@ -210,17 +220,27 @@ impl<T: TxSkbCache> Adapter<T> {
         // SAFETY: The caller hands us its reference; if we hand the skb back
         // below, the caller keeps owning it and frees it.
         let skb = unsafe { SkBuff::from_raw(skb) };
+        let skb = match CachedSkb::new(skb) {
+            Ok(skb) => skb,
+            Err(skb) => {
+                T::put_unfit(sk);
+                // The caller frees it with `__kfree_skb()`, as without a
+                // cache.
+                skb.into_raw();
+                return false;
+            }
+        };
         match T::put(sk, skb) {
             Ok(()) => true,
-            // The skb we were given, still with only our reference: the
-            // caller frees it with `__kfree_skb()`, as without a cache.
-            Err(skb) if skb.as_ptr() == given && !skb.is_shared() => {
-                skb.into_raw();
+            // The skb we were given, still with only our reference (a
+            // `CachedSkb` is unshared): the caller frees it.
+            Err(skb) if skb.0.as_ptr() == given => {
+                skb.into_skb().into_raw();
                 false
             }
-            // Any other skb (the policy consumed the one given and handed
-            // back another, e.g. the cached one) is ours to free; the caller
-            // must not free the one it gave us a second time.
+            // Any other skb (the policy kept the one given and handed back
+            // another, e.g. the cached one) is ours to free; the caller must
+            // not free the one it gave us a second time.
             Err(skb) => {
                 drop(skb);
                 true

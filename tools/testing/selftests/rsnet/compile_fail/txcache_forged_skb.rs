@@ -1,6 +1,5 @@
 // expect: E0423
 // A TX cache policy cannot hand TCP an skb that CachedSkb::new() did not check.
-use kernel::net::skbuff::SkBuff;
 use kernel::net::tcp::{CachedSkb, Sock, TxSkbCache};
 use kernel::prelude::*;
 
@@ -25,7 +24,7 @@ impl TxSkbCache for Cf {
         sk.tx_skb_cache_take().map(|c| CachedSkb(c.into_skb()))
     }
 
-    fn put(_sk: &Sock, skb: SkBuff) -> core::result::Result<(), SkBuff> {
+    fn put(_sk: &Sock, skb: CachedSkb) -> core::result::Result<(), CachedSkb> {
         Err(skb)
     }
 }
