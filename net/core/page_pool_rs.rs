@@ -26,14 +26,6 @@ use kernel::net::page_pool::{
 use kernel::prelude::*;
 use kernel::sysctl::{self, Entry, Handler, Scope, Values};
 
-module! {
-    type: PagePoolModule,
-    name: "page_pool_rs",
-    author: "rsnet",
-    description: "page_pool recycle and refill path (Rust)",
-    license: "GPL",
-}
-
 /// Whether a refill releases pages of a node other than the pool's.
 static NUMA_CHECK: AtomicBool = AtomicBool::new(true);
 
@@ -199,29 +191,20 @@ impl Handler for NumaCheck {
 
 static KNOBS: [Entry; 1] = [Entry::int(c_str!("numa_check"), 0, 1).initial(1)];
 
-struct PagePoolModule {
-    // Dropped in this order: the knob, then the hook (every pool back to
-    // C, running hooks waited for).
-    _knobs: sysctl::Registration<NumaCheck>,
-    _hook: page_pool::Registration<RustPath>,
-}
-
-impl kernel::Module for PagePoolModule {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        NUMA_CHECK.store(true, Ordering::Relaxed);
-        let knobs = sysctl::Registration::register(
-            Scope::Global,
-            c_str!("rsnet/page_pool"),
-            &KNOBS,
-            NumaCheck,
-        )?;
-        let hook = page_pool::Registration::register()?;
-        pr_info!("page_pool recycling now runs in Rust\n");
-        Ok(Self {
-            _knobs: knobs,
-            _hook: hook,
-        })
-    }
+// Dropped in the order listed: the knob, then the hook (every pool back to
+// C, running hooks waited for).
+kernel::module_registrations! {
+    type: PagePoolModule,
+    loaded: || pr_info!("page_pool recycling now runs in Rust\n"),
+    registrations: {
+        _knobs: sysctl::Registration<NumaCheck> =
+            (Scope::Global, c_str!("rsnet/page_pool"), &KNOBS, NumaCheck),
+        _hook: page_pool::Registration<RustPath> = (),
+    },
+    name: "page_pool_rs",
+    author: "rsnet",
+    description: "page_pool recycle and refill path (Rust)",
+    license: "GPL",
 }
 
 impl Drop for PagePoolModule {

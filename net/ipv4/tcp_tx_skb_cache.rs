@@ -20,14 +20,6 @@ use kernel::net::tcp::{self, CachedSkb, Sock, TxSkbCache, TxSkbCacheRegistration
 use kernel::prelude::*;
 use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
 
-module! {
-    type: TcpTxSkbCacheModule,
-    name: "tcp_tx_skb_cache",
-    author: "rsnet",
-    description: "Per-socket TCP TX skb cache (net.ipv4.tcp_tx_skb_cache)",
-    license: "GPL",
-}
-
 /// Allocations served from the cache.
 static HITS: AtomicU64 = AtomicU64::new(0);
 /// Allocations that found the cache empty.
@@ -104,28 +96,20 @@ static STATS: [Entry; 4] = [
     Entry::counter(c_str!("refused"), &REFUSED),
 ];
 
-struct TcpTxSkbCacheModule {
-    // Dropped in this order: no more writes to the switch, then the hooks
-    // are unregistered (key off, running hooks waited for).
-    _switch: Registration<Switch>,
-    _stats: Registration<Stats>,
-    _cache: TxSkbCacheRegistration<TxCache>,
-}
-
-impl kernel::Module for TcpTxSkbCacheModule {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        let cache = TxSkbCacheRegistration::<TxCache>::register()?;
-        let stats = Registration::register(
-            Scope::Global,
-            c_str!("rsnet/tcp_tx_skb_cache"),
-            &STATS,
-            Stats,
-        )?;
-        let switch = Registration::register(Scope::InitNet, c_str!("net/ipv4"), &SWITCH, Switch)?;
-        Ok(Self {
-            _switch: switch,
-            _stats: stats,
-            _cache: cache,
-        })
-    }
+// Made and dropped in the order listed. Unloading: no more writes to the
+// switch, then the hooks are unregistered (key off, running hooks waited
+// for). Loading, a write that turns the key on before the cache is
+// registered is harmless: the hooks find no ops and do nothing.
+kernel::module_registrations! {
+    type: TcpTxSkbCacheModule,
+    registrations: {
+        _switch: Registration<Switch> = (Scope::InitNet, c_str!("net/ipv4"), &SWITCH, Switch),
+        _stats: Registration<Stats> =
+            (Scope::Global, c_str!("rsnet/tcp_tx_skb_cache"), &STATS, Stats),
+        _cache: TxSkbCacheRegistration<TxCache> = (),
+    },
+    name: "tcp_tx_skb_cache",
+    author: "rsnet",
+    description: "Per-socket TCP TX skb cache (net.ipv4.tcp_tx_skb_cache)",
+    license: "GPL",
 }

@@ -4,7 +4,8 @@
 //!
 //! C header: [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
 //!
-//! A [`Registration`] puts a directory of integer entries under `/proc/sys`.
+//! A [`Registration`] puts a directory of integer entries under `/proc/sys`
+//! (made by a module with [`module_registrations!`](crate::module_registrations)).
 //! Every write is parsed and range-checked by the kernel's own
 //! `proc_dointvec_minmax()`, so malformed, empty or out-of-range input fails
 //! with `EINVAL` exactly as for a C sysctl and leaves the value unchanged.
@@ -17,6 +18,7 @@
 //!
 //! ```
 //! use kernel::c_str;
+//! use kernel::registration::Register;
 //! use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
 //!
 //! struct Knobs;
@@ -28,8 +30,13 @@
 //! }
 //!
 //! static ENTRIES: [Entry; 1] = [Entry::int(c_str!("even"), 0, 100)];
-//! let reg = Registration::register(Scope::Global, c_str!("example"), &ENTRIES, Knobs)?;
+//! // SAFETY: `reg` is dropped at the end of this test, while it runs.
+//! let reg = unsafe {
+//!     Registration::register((Scope::Global, c_str!("example"), &ENTRIES, Knobs))
+//! }?;
 //! assert_eq!(reg.values().get(0), 0);
+//! // A module registers with `kernel::module_registrations!` instead, which
+//! // needs no `unsafe`.
 //! # Ok::<(), Error>(())
 //! ```
 
@@ -202,15 +209,12 @@ unsafe impl<T: Handler> Send for Registration<T> {}
 // SAFETY: As above; `&Registration` gives access only to `&Values`.
 unsafe impl<T: Handler> Sync for Registration<T> {}
 
-impl<T: Handler> Registration<T> {
+impl<T: Handler> crate::registration::Register for Registration<T> {
+    type Args = (Scope, &'static CStr, &'static [Entry], T);
+
     /// Registers `entries` as the directory `path` (`/`-separated, e.g.
     /// `net/ipv4` or `rsnet/sample`) with `handler` for writes.
-    pub fn register(
-        scope: Scope,
-        path: &'static CStr,
-        entries: &[Entry],
-        handler: T,
-    ) -> Result<Self> {
+    unsafe fn register((scope, path, entries, handler): Self::Args) -> Result<Self> {
         let mut states = KVec::with_capacity(entries.len(), GFP_KERNEL)?;
         for (index, e) in entries.iter().enumerate() {
             let writable = e.mode & 0o222 != 0;
@@ -262,7 +266,9 @@ impl<T: Handler> Registration<T> {
         let header = match scope {
             // SAFETY: `path` and every `procname` are `'static` C strings;
             // `table` holds `table.len()` initialised entries whose pointers
-            // stay valid until the matching unregister in `drop`.
+            // (into `inner` and the module's handler code) stay valid until
+            // the matching unregister in `drop`, which our caller promises
+            // happens before the module is unloaded.
             Scope::Global => unsafe {
                 bindings::register_sysctl_sz(path.as_char_ptr(), table.as_mut_ptr(), table.len())
             },
@@ -285,7 +291,9 @@ impl<T: Handler> Registration<T> {
             inner,
         })
     }
+}
 
+impl<T: Handler> Registration<T> {
     /// Returns the entries' current values.
     pub fn values(&self) -> &Values {
         &self.inner.values
@@ -311,7 +319,7 @@ impl<T: Handler> Drop for Registration<T> {
 /// # Safety
 ///
 /// Called by the sysctl core for an entry of a table built by
-/// [`Registration::register`], with `buffer`, `lenp` and `ppos` as for any
+/// [`Register::register`](crate::registration::Register::register), with `buffer`, `lenp` and `ppos` as for any
 /// `proc_handler`.
 unsafe extern "C" fn proc_handler<T: Handler>(
     table: *const bindings::ctl_table,
@@ -321,7 +329,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
     ppos: *mut bindings::loff_t,
 ) -> c_int {
     from_result(|| {
-        // SAFETY: `table` is an entry built by `Registration::register`: its
+        // SAFETY: `table` is an entry built by `register`: its
         // `data` points at an `EntryState` inside the `Inner<T>` that `extra1`
         // points at, and both live until the registration is dropped, which
         // waits for this handler to return.

@@ -13,14 +13,6 @@ use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
 
-module! {
-    type: RustSysctl,
-    name: "rust_sysctl",
-    author: "rsnet",
-    description: "Rust sysctl sample",
-    license: "GPL",
-}
-
 const VALUE: usize = 0;
 const ENABLED: usize = 1;
 const WRITES: usize = 2;
@@ -47,14 +39,14 @@ impl Handler for Sample {
     }
 }
 
-struct RustSysctl {
-    _reg: Registration<Sample>,
-}
-
-impl kernel::Module for RustSysctl {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        let reg = Registration::register(Scope::Global, c_str!("rsnet/sample"), &ENTRIES, Sample)?;
-        pr_info!("registered /proc/sys/rsnet/sample\n");
-        Ok(Self { _reg: reg })
-    }
+kernel::module_registrations! {
+    type: RustSysctl,
+    loaded: || pr_info!("registered /proc/sys/rsnet/sample\n"),
+    registrations: {
+        _reg: Registration<Sample> = (Scope::Global, c_str!("rsnet/sample"), &ENTRIES, Sample),
+    },
+    name: "rust_sysctl",
+    author: "rsnet",
+    description: "Rust sysctl sample",
+    license: "GPL",
 }

@@ -999,13 +999,16 @@ unsafe impl<T: Hook> Send for Registration<T> {}
 // SAFETY: `&Registration` allows nothing.
 unsafe impl<T: Hook> Sync for Registration<T> {}
 
-impl<T: Hook> Registration<T> {
+impl<T: Hook> crate::registration::Register for Registration<T> {
+    type Args = ();
+
     /// Registers `T`; `EBUSY` if another hook is registered.
     #[inline]
-    pub fn register() -> Result<Self> {
+    unsafe fn register((): ()) -> Result<Self> {
         let ops: &'static bindings::page_pool_hook_ops = &Ops::<T>::OPS;
-        // SAFETY: `ops` is a static table of functions valid until `drop`
-        // unregisters it (a module is unloaded only after its `Drop`).
+        // SAFETY: `ops` is a static table of functions of the calling
+        // module, valid until `drop` unregisters it, which our caller
+        // promises happens before the module is unloaded.
         to_result(unsafe { bindings::page_pool_hook_register(ops) })?;
         // INVARIANT: Registered above.
         Ok(Self {

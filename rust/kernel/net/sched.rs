@@ -741,11 +741,13 @@ unsafe impl<T: QdiscOps> Send for Registration<T> {}
 // SAFETY: `&Registration` allows nothing.
 unsafe impl<T: QdiscOps> Sync for Registration<T> {}
 
-impl<T: QdiscOps> Registration<T> {
+impl<T: QdiscOps> crate::registration::Register for Registration<T> {
+    type Args = (&'static OpsTable<T>, &'static ThisModule);
+
     /// Registers `ops` as the qdisc kind `T::ID`, owned by `module`, whose
     /// static `ops` must be (as [`module_qdisc!`] declares it). `EBUSY` if
     /// the table was registered before.
-    pub fn register(ops: &'static OpsTable<T>, module: &'static ThisModule) -> Result<Self> {
+    unsafe fn register((ops, module): Self::Args) -> Result<Self> {
         if ops.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
@@ -801,9 +803,16 @@ macro_rules! module_qdisc {
 
             impl $crate::Module for Module {
                 fn init(module: &'static $crate::ThisModule) -> $crate::error::Result<Self> {
-                    Ok(Module {
-                        _reg: $crate::net::sched::Registration::register(&OPS, module)?,
-                    })
+                    // SAFETY: The registration is the module struct's only
+                    // field, dropped by the module's exit before the
+                    // module's memory is freed. A second call of this safe
+                    // `init` (the module's code may make one) gets `EBUSY`:
+                    // `OPS` registers once and is never reset.
+                    let reg = unsafe {
+                        <$crate::net::sched::Registration<$type> as
+                            $crate::registration::Register>::register((&OPS, module))
+                    }?;
+                    Ok(Module { _reg: reg })
                 }
             }
         };

@@ -271,13 +271,15 @@ unsafe impl<T: TxSkbCache> Send for TxSkbCacheRegistration<T> {}
 // SAFETY: `&TxSkbCacheRegistration` allows nothing.
 unsafe impl<T: TxSkbCache> Sync for TxSkbCacheRegistration<T> {}
 
-impl<T: TxSkbCache> TxSkbCacheRegistration<T> {
+impl<T: TxSkbCache> crate::registration::Register for TxSkbCacheRegistration<T> {
+    type Args = ();
+
     /// Registers `T` as the cache; `EBUSY` if another one is registered.
-    pub fn register() -> Result<Self> {
+    unsafe fn register((): ()) -> Result<Self> {
         let ops: &'static bindings::tcp_tx_skb_cache_ops = &Adapter::<T>::OPS;
-        // SAFETY: `ops` is a static table of functions that stay valid until
-        // we unregister it in `drop` (a module is unloaded only after its
-        // `Drop` has run).
+        // SAFETY: `ops` is a static table of functions of the calling
+        // module that stay valid until we unregister it in `drop`, which
+        // our caller promises happens before the module is unloaded.
         to_result(unsafe { bindings::tcp_tx_skb_cache_register(ops) })?;
         // INVARIANT: `ops` was registered above.
         Ok(Self {

@@ -22,7 +22,8 @@ impl kernel::Module for Cf {
 
 impl TxSkbCache for Cf {
     fn get(sk: &Sock) -> Option<CachedSkb> {
-        sk.tx_skb_cache_take().and_then(|c| CachedSkb::new(c.into_skb()).ok())
+        sk.tx_skb_cache_take()
+            .and_then(|c| CachedSkb::new(c.into_skb()).ok())
     }
 
     fn put(_sk: &Sock, skb: CachedSkb) -> core::result::Result<(), CachedSkb> {
