@@ -219,15 +219,15 @@ impl SkBuff {
             return false;
         }
         let skb = self.as_ptr();
-        // SAFETY: The pointer is valid and we own the skb (invariant); an
-        // skb whose header is shared gets a private copy of its head, the
-        // clones keeping the old one.
-        if unsafe { bindings::skb_header_cloned(skb) }
-            && unsafe {
-                bindings::pskb_expand_head(skb, 0, 0, crate::alloc::flags::GFP_ATOMIC.as_raw())
-            } != 0
-        {
-            return false;
+        // SAFETY: The pointer is valid and we own the skb (invariant).
+        if unsafe { bindings::skb_header_cloned(skb) } {
+            let gfp = crate::alloc::flags::GFP_ATOMIC.as_raw();
+            // SAFETY: As above, and the skb has no other user (checked
+            // above): a header shared with clones is replaced by a private
+            // copy of the head, the clones keeping the old one.
+            if unsafe { bindings::pskb_expand_head(skb, 0, 0, gfp) } != 0 {
+                return false;
+            }
         }
         // SAFETY: The pointer is valid and, with the header not shared
         // (checked above), the bytes `INET_ECN_set_ce()` writes (the IP
