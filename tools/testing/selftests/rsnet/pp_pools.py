@@ -56,15 +56,15 @@ def main(argv):
         ifindexes = {int(i) for i in argv[2:]}
         while True:
             pools = dump(ynl)
-            left = busy(pools, ifindexes) if pools is not None else [{}]
+            left = busy(pools, ifindexes) if pools is not None else None
             # A destroyed pool's release is retried once a second.
-            if not left or time.monotonic() > deadline:
+            if left == [] or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
+        if left is None:
+            print("page-pool-get failed")
+            return 1
         for p in left:
-            if not p:
-                print("page-pool-get failed")
-                continue
             print("pool id %s ifindex %s inflight %s%s" % (
                 p.get("id"), p.get("ifindex", "-"), p["inflight"],
                 " detached" if "detach-time" in p else ""))
