@@ -24,7 +24,7 @@
 //! attributes are checked before any is applied.
 
 use core::sync::atomic::{AtomicU64, Ordering};
-use kernel::alloc::{flags, KVVec, KVec};
+use kernel::alloc::{flags, KVVec};
 use kernel::c_str;
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
@@ -59,8 +59,20 @@ const TCP_LISTEN: u32 = 10;
 const TCP_NEW_SYN_RECV: u32 = 12;
 /// Limit of flows collected per lookup.
 const FQ_GC_MAX: usize = 8;
-/// Flows per arena chunk.
-const CHUNK: usize = 64;
+/// Flows per arena chunk: 4 KiB of 128-byte flows, so a chunk added from
+/// enqueue (GFP_ATOMIC) never needs a high-order page.
+const CHUNK: usize = 32;
+/// Leaves of the arena's table: at most 64 * 512 * 32 = 1,048,576 flows.
+const ARENA_LEAVES: usize = 64;
+/// Throttled-heap entries per chunk (4 KiB).
+const HEAP_CHUNK: usize = 1024;
+/// Leaves of the heap's table: room for 2 * 512 * 1024 entries, one per
+/// flow the arena can hold.
+const HEAP_LEAVES: usize = 2;
+const _: () = assert!(
+    ChunkVec::<u32, HEAP_CHUNK, HEAP_LEAVES>::MAX_LEN
+        >= ChunkVec::<Flow, CHUNK, ARENA_LEAVES>::MAX_LEN
+);
 
 /// No flow.
 const NIL: u32 = u32::MAX;
@@ -160,7 +172,7 @@ impl Flow {
 /// Storage of the flows, in fixed chunks so that growing it in atomic
 /// context never moves or copies flows.
 struct Arena {
-    chunks: ChunkVec<Flow, CHUNK>,
+    chunks: ChunkVec<Flow, CHUNK, ARENA_LEAVES>,
     free: u32,
 }
 
@@ -290,8 +302,9 @@ pub struct FqSchedData {
     arena: Arena,
     fq_root: KVVec<u32>,
     /// Throttled flows, a binary min-heap of flow indices; `delayed_len`
-    /// entries are used, the rest are spare (reserved with the arena).
-    delayed: KVec<u32>,
+    /// entries are used, the rest are spare (added with the arena's
+    /// chunks, one entry per flow).
+    delayed: ChunkVec<u32, HEAP_CHUNK, HEAP_LEAVES>,
     delayed_len: usize,
     throttle_seq: u64,
     time_next_delayed_flow: u64,
@@ -379,17 +392,22 @@ impl FqSchedData {
         (f.time_next_packet, f.throttle_seq)
     }
 
+    #[inline]
+    fn heap_at(&self, pos: usize) -> u32 {
+        *self.delayed.get(pos)
+    }
+
     fn heap_set(&mut self, pos: usize, fi: u32) {
-        self.delayed[pos] = fi;
+        *self.delayed.get_mut(pos) = fi;
         self.arena.get_mut(fi).heap_pos = pos as u32;
     }
 
     fn heap_up(&mut self, mut pos: usize) {
-        let fi = self.delayed[pos];
+        let fi = self.heap_at(pos);
         let key = self.heap_key(fi);
         while pos > 0 {
             let parent = (pos - 1) / 2;
-            let pi = self.delayed[parent];
+            let pi = self.heap_at(parent);
             if self.heap_key(pi) <= key {
                 break;
             }
@@ -400,7 +418,7 @@ impl FqSchedData {
     }
 
     fn heap_down(&mut self, mut pos: usize) {
-        let fi = self.delayed[pos];
+        let fi = self.heap_at(pos);
         let key = self.heap_key(fi);
         loop {
             let l = 2 * pos + 1;
@@ -409,13 +427,13 @@ impl FqSchedData {
             }
             let r = l + 1;
             let c = if r < self.delayed_len
-                && self.heap_key(self.delayed[r]) < self.heap_key(self.delayed[l])
+                && self.heap_key(self.heap_at(r)) < self.heap_key(self.heap_at(l))
             {
                 r
             } else {
                 l
             };
-            let ci = self.delayed[c];
+            let ci = self.heap_at(c);
             if key <= self.heap_key(ci) {
                 break;
             }
@@ -428,7 +446,7 @@ impl FqSchedData {
     fn heap_remove(&mut self, fi: u32) {
         let pos = self.arena.get(fi).heap_pos as usize;
         self.delayed_len = self.delayed_len.wrapping_sub(1);
-        let last = self.delayed[self.delayed_len];
+        let last = self.heap_at(self.delayed_len);
         self.arena.get_mut(fi).heap_pos = NIL;
         if pos < self.delayed_len {
             self.heap_set(pos, last);
@@ -469,13 +487,14 @@ impl FqSchedData {
         f.detached && time_after(now_j, f.age.wrapping_add(self.gc_age))
     }
 
-    /// Grows the arena by one chunk, with heap room for all its flows.
+    /// Grows the arena by one chunk, with heap room for all its flows
+    /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
     fn grow(&mut self) -> Result {
         let want = self.arena.capacity() + CHUNK;
         if self.delayed.len() < want {
-            let more = want - self.delayed.len();
-            self.delayed
-                .extend_with(more, NIL, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
+            let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
+            let chunk = KBox::init(kernel::init::zeroed::<[u32; HEAP_CHUNK]>(), gfp)?;
+            self.delayed.push_chunk(chunk, gfp)?;
         }
         self.arena.grow()
     }
@@ -692,7 +711,7 @@ impl FqSchedData {
 
         self.time_next_delayed_flow = u64::MAX;
         while self.delayed_len > 0 {
-            let fi = self.delayed[0];
+            let fi = self.heap_at(0);
             let tnp = self.arena.get(fi).time_next_packet;
             if tnp > now {
                 self.time_next_delayed_flow = tnp;
@@ -1118,7 +1137,7 @@ impl QdiscOps for Fq {
             stat_fastpath_packets: 0,
             arena: Arena::new(),
             fq_root: new_buckets(cfg.fq_trees_log)?,
-            delayed: KVec::new(),
+            delayed: ChunkVec::new(),
             delayed_len: 0,
             throttle_seq: 0,
             time_next_delayed_flow: u64::MAX,

@@ -7,7 +7,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-CHECKS=11
+CHECKS=14
 
 ktap_print_header
 ktap_set_plan $((CHECKS + 2))

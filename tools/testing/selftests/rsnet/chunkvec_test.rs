@@ -9,7 +9,7 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
-use kernel::net::sched::ChunkVec;
+use kernel::net::sched::{ChunkVec, CHUNKVEC_LEAF};
 use kernel::prelude::*;
 
 module! {
@@ -24,6 +24,8 @@ module! {
 const N: usize = 4;
 /// Chunks pushed.
 const CHUNKS: usize = 5;
+/// Leaves of the table.
+const L: usize = 2;
 
 /// Elements dropped so far.
 static DROPPED: AtomicUsize = AtomicUsize::new(0);
@@ -71,7 +73,7 @@ impl Checks {
 }
 
 /// Pushes `CHUNKS` chunks whose elements are numbered from `len()` on.
-fn fill(v: &mut ChunkVec<Elem, N>, t: &mut Checks) -> Result {
+fn fill(v: &mut ChunkVec<Elem, N, L>, t: &mut Checks) -> Result {
     let mut lens_ok = true;
     for _ in 0..CHUNKS {
         let base = v.len();
@@ -84,7 +86,7 @@ fn fill(v: &mut ChunkVec<Elem, N>, t: &mut Checks) -> Result {
 }
 
 fn run(t: &mut Checks) -> Result {
-    let mut v = ChunkVec::<Elem, N>::new();
+    let mut v = ChunkVec::<Elem, N, L>::new();
     t.check("a new array is empty", v.is_empty());
     fill(&mut v, t)?;
     t.check("not empty after a push", !v.is_empty());
@@ -139,10 +141,34 @@ fn run(t: &mut Checks) -> Result {
 
     // An empty array drops nothing.
     DROPPED.store(0, Ordering::Relaxed);
-    drop(ChunkVec::<Elem, N>::new());
+    drop(ChunkVec::<Elem, N, L>::new());
     t.check(
         "an empty array drops nothing",
         DROPPED.load(Ordering::Relaxed) == 0,
+    );
+    full(t)
+}
+
+/// Fills an array of one-element chunks to its `MAX_LEN` (two leaves of
+/// the table), then pushes one more.
+fn full(t: &mut Checks) -> Result {
+    let mut v = ChunkVec::<u32, 1, L>::new();
+    let max = ChunkVec::<u32, 1, L>::MAX_LEN;
+    for i in 0..max {
+        v.push_chunk(KBox::new([i as u32], GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    t.check(
+        "indices run on across a leaf of the table",
+        max == L * CHUNKVEC_LEAF && (0..max).all(|i| *v.get(i) == i as u32),
+    );
+    let more = v.push_chunk(KBox::new([u32::MAX], GFP_KERNEL)?, GFP_KERNEL);
+    t.check(
+        "a push past MAX_LEN fails with ENOMEM",
+        matches!(more, Err(e) if e == ENOMEM),
+    );
+    t.check(
+        "a refused push leaves the array as it was",
+        v.len() == max && (0..max).all(|i| *v.get(i) == i as u32),
     );
     Ok(())
 }

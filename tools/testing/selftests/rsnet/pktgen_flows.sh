@@ -5,6 +5,10 @@
 # pktgen through the qdisc of DEV (xmit_mode queue_xmit), as FLOWS UDP flows
 # (random source ports, no socket: fq hashes them as orphans), for SECONDS.
 # Prints the packets pktgen sent.
+#
+# PG_SRC="MIN MAX" takes IPv4 source addresses MIN..MAX in turn (one new
+# address per packet: as many flows as addresses); PG_COUNT=N stops after
+# N packets (or SECONDS, whichever comes first).
 set -u
 DEV=$1 DST=$2 FLOWS=$3 SECS=$4 SIZE=${5:-1000}
 PG=/proc/net/pktgen
@@ -33,17 +37,30 @@ rem_all() {
 rem_all
 pgset $T "add_device $DEV"
 D=$PG/$DEV
-pgset $D "count 0"
+pgset $D "count ${PG_COUNT:-0}"
 pgset $D "pkt_size $SIZE"
 pgset $D "dst $DST"
 pgset $D "xmit_mode queue_xmit"
 pgset $D "udp_src_min 10000"
 pgset $D "udp_src_max $((10000 + FLOWS - 1))"
 pgset $D "flag UDPSRC_RND"
+if [ -n "${PG_SRC:-}" ]; then
+	read -r lo hi <<<"$PG_SRC"
+	pgset $D "src_min $lo"
+	pgset $D "src_max $hi"
+fi
 (echo start >$PG/pgctrl) &
 run=$!
-sleep "$SECS"
-echo stop >$PG/pgctrl
-wait $run
+if [ -n "${PG_COUNT:-}" ]; then
+	# "start" returns when the count is sent; stop at SECONDS in any case.
+	(sleep "$SECS" && echo stop >$PG/pgctrl) &
+	timer=$!
+	wait $run
+	kill $timer 2>/dev/null
+else
+	sleep "$SECS"
+	echo stop >$PG/pgctrl
+	wait $run
+fi
 sed -nE 's/^ *pkts-sofar: ([0-9]+).*/\1/p' $D
 rem_all
