@@ -490,6 +490,10 @@ impl FqSchedData {
     /// Grows the arena by one chunk, with heap room for all its flows
     /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
     fn grow(&mut self) -> Result {
+        // At its most flows: fail before allocating anything.
+        if self.arena.chunks.is_full() {
+            return Err(ENOMEM);
+        }
         let want = self.arena.capacity() + CHUNK;
         if self.delayed.len() < want {
             let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;

@@ -867,8 +867,15 @@ impl<T, const N: usize, const L: usize> Default for ChunkVec<T, N, L> {
 
 impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
     const SHAPE_OK: () = assert!(
-        N.is_power_of_two() && size_of::<[T; N]>() <= PAGE_SIZE && L >= 1,
-        "ChunkVec: N a power of two, a chunk at most a page, at least one leaf"
+        N.is_power_of_two()
+            && size_of::<[T; N]>() <= PAGE_SIZE
+            && L >= 1
+            && match L.checked_mul(CHUNKVEC_LEAF) {
+                Some(c) => c.checked_mul(N).is_some(),
+                None => false,
+            },
+        "ChunkVec: N a power of two, a chunk at most a page, at least one leaf, \
+         L * CHUNKVEC_LEAF * N in a usize"
     );
 
     /// The most elements the array can hold.
@@ -896,14 +903,21 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
         self.chunks == 0
     }
 
+    /// Returns `true` if the array holds [`Self::MAX_LEN`] elements: a
+    /// push would fail.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.chunks == L * CHUNKVEC_LEAF
+    }
+
     /// Appends `chunk`: its elements get indices `len()..len() + N`.
     /// Fails with `ENOMEM` (and drops `chunk`) if the array holds
     /// [`Self::MAX_LEN`] elements already or a new leaf cannot be had.
     pub fn push_chunk(&mut self, chunk: KBox<[T; N]>, flags: Flags) -> Result {
-        let c = self.chunks;
-        if c == L * CHUNKVEC_LEAF {
+        if self.is_full() {
             return Err(ENOMEM);
         }
+        let c = self.chunks;
         let (k, e) = (c / CHUNKVEC_LEAF, c % CHUNKVEC_LEAF);
         if e == 0 {
             // Leaf `k` is null (invariant: `k * LEAF == chunks`).

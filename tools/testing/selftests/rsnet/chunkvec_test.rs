@@ -152,23 +152,35 @@ fn run(t: &mut Checks) -> Result {
 /// Fills an array of one-element chunks to its `MAX_LEN` (two leaves of
 /// the table), then pushes one more.
 fn full(t: &mut Checks) -> Result {
-    let mut v = ChunkVec::<u32, 1, L>::new();
-    let max = ChunkVec::<u32, 1, L>::MAX_LEN;
+    let mut v = ChunkVec::<Elem, 1, L>::new();
+    let max = ChunkVec::<Elem, 1, L>::MAX_LEN;
+    let mut full_early = false;
     for i in 0..max {
-        v.push_chunk(KBox::new([i as u32], GFP_KERNEL)?, GFP_KERNEL)?;
+        full_early |= v.is_full();
+        v.push_chunk(KBox::new([Elem::new(i)], GFP_KERNEL)?, GFP_KERNEL)?;
     }
     t.check(
-        "indices run on across a leaf of the table",
-        max == L * CHUNKVEC_LEAF && (0..max).all(|i| *v.get(i) == i as u32),
+        "indices run on across a leaf of the table, full at MAX_LEN",
+        !full_early
+            && v.len() == L * CHUNKVEC_LEAF
+            && v.is_full()
+            && (0..max).all(|i| v.get(i).index == i),
     );
-    let more = v.push_chunk(KBox::new([u32::MAX], GFP_KERNEL)?, GFP_KERNEL);
+    DROPPED.store(0, Ordering::Relaxed);
+    let more = v.push_chunk(KBox::new([Elem::new(max)], GFP_KERNEL)?, GFP_KERNEL);
     t.check(
-        "a push past MAX_LEN fails with ENOMEM",
-        matches!(more, Err(e) if e == ENOMEM),
+        "a push past MAX_LEN fails with ENOMEM and drops its chunk",
+        matches!(more, Err(e) if e == ENOMEM) && DROPPED.load(Ordering::Relaxed) == 1,
     );
     t.check(
         "a refused push leaves the array as it was",
-        v.len() == max && (0..max).all(|i| *v.get(i) == i as u32),
+        v.len() == max && (0..max).all(|i| v.get(i).index == i),
+    );
+    DROPPED.store(0, Ordering::Relaxed);
+    drop(v);
+    t.check(
+        "dropping a full array drops each element once",
+        DROPPED.load(Ordering::Relaxed) == max,
     );
     Ok(())
 }

@@ -53,7 +53,14 @@ fi
 run=$!
 if [ -n "${PG_COUNT:-}" ]; then
 	# "start" returns when the count is sent; stop at SECONDS in any case.
-	(sleep "$SECS" && echo stop >$PG/pgctrl) &
+	# The timer's output is not ours (a caller reading ours to the end
+	# would wait for its sleep), and it takes its sleep down when killed.
+	(
+		trap 'kill $s 2>/dev/null; exit' TERM
+		sleep "$SECS" &
+		s=$!
+		wait $s && echo stop >$PG/pgctrl
+	) >/dev/null 2>&1 &
 	timer=$!
 	wait $run
 	kill $timer 2>/dev/null
