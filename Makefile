@@ -18,7 +18,7 @@
 # The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
 
 T := tools/rsnet
-export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CHECK_VMS
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.

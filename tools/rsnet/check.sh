@@ -6,14 +6,13 @@
 # Exits non-zero on any failed test, a VM that did not finish, or a kernel
 # log with a BUG, WARNING, Oops, KASAN, lockdep or kmemleak report.
 #
-# CHECK_VMS=N runs the programs in N VMs at once, split by the expected
-# durations in tools/testing/selftests/rsnet/durations (split.py); a
-# program always runs whole in one VM. The default is one VM: although each
-# VM runs on one host thread (single-threaded TCG, see vm.sh), two of them
-# on a 2-core host ran every program about twice as slowly (a full run took
-# 1156 s against about 900 s in one VM), and the tests that depend on the
-# guest keeping up with real time (pacing, pktgen, page_pool's cycles under
-# traffic) failed or timed out.
+# CHECK_VMS=N runs the programs in N VMs at once (default 2), split by the
+# expected durations in tools/testing/selftests/rsnet/durations (split.py);
+# a program always runs whole in one VM. Each VM runs its vCPUs on one host
+# thread (single-threaded TCG, see vm.sh), so one VM leaves a core of a
+# 2-core host idle: two VMs ran the suite in 427 s of wall time where the
+# same programs took 656 s one after the other (each program 1.0-1.4 times
+# as long as alone). CHECK_VMS=1 runs them all in one VM.
 #
 # Every VM has the pair of virtio-net NICs on one hub (vm.sh RSNET_NET=loop)
 # that tcp_tx_skb_cache_nic.sh sends through; no other test touches them
@@ -40,7 +39,7 @@ if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" compile_fail "* ]]; then
 	tests=("${tests[@]/compile_fail}")
 	read -ra tests <<<"${tests[*]}"
 fi
-mapfile -t lanes < <(python3 "$RSNET_TOP/tools/rsnet/split.py" "${CHECK_VMS:-1}" \
+mapfile -t lanes < <(python3 "$RSNET_TOP/tools/rsnet/split.py" "${CHECK_VMS:-2}" \
 	"$ksft/durations" "${tests[@]}")
 step "booting ${#lanes[@]} test VMs for ${#tests[@]} test programs (results: $res)"
 

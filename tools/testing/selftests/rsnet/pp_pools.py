@@ -10,22 +10,16 @@ for page_pool.sh: one process per question, with the retries inside it.
       of the IFINDEXes or was destroyed (has a detach-time); otherwise prints
       the busy pools, one line each, and exits 1
 
-Run it in the network namespace to ask about (ip netns exec). The netdev
-spec is parsed with libyaml when PyYAML has it: under TCG the pure-Python
-parser took most of a ynl run's 12 s.
+Run it in the network namespace to ask about (ip netns exec). The ynl
+library comes through ynl_fast.py (libyaml's parser).
 """
 import os
 import sys
 import time
 
-import yaml
+from ynl_fast import SPECS, YnlFamily
 
-sys.path.insert(0, os.path.join(os.environ["RSNET_KSRC"], "tools/net/ynl"))
-if getattr(yaml, "__with_libyaml__", False):
-    yaml.safe_load = lambda stream: yaml.load(stream, Loader=yaml.CSafeLoader)
-from lib import YnlFamily  # noqa: E402 (after the path and loader are set)
-
-SPEC = os.path.join(os.environ["RSNET_KSRC"], "Documentation/netlink/specs/netdev.yaml")
+SPEC = os.path.join(SPECS, "netdev.yaml")
 
 
 def dump(ynl):
