@@ -7,7 +7,8 @@
                                       against the fq loaded now; records the
                                       errno, extack and dumps of each
   fq_nl.py compare RUST.json C.json   differential verdict, KTAP lines
-  fq_nl.py xstats DEV                 the fq tc_fq_qd_stats of DEV as JSON
+  fq_nl.py xstats DEV [NAME]          the fq tc_fq_qd_stats of DEV as JSON
+                                      (NAME: that field alone)
 
 Each fuzz set runs on a fresh qdisc: half of them as the options of
 `qdisc add` (init), half as a `qdisc change` of a default fq, so that a
@@ -223,7 +224,10 @@ def main():
         return compare(sys.argv[2], sys.argv[3])
     if cmd == "xstats":
         d = dump(Rtnl(), socket.if_nametoindex(sys.argv[2]))
-        print(json.dumps(d[1] if d else None))
+        if d and len(sys.argv) > 3:
+            print(d[1][sys.argv[3]])
+        else:
+            print(json.dumps(d[1] if d else None))
         return 0 if d else 1
     raise SystemExit(__doc__)
 

@@ -29,7 +29,7 @@ trap cleanup EXIT
 inA() { ip netns exec $A "$@"; }
 inB() { ip netns exec $B "$@"; }
 # xstat NAME: one counter of the fq on veth-a.
-xstat() { inA $NL xstats veth-a | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+xstat() { inA $NL xstats veth-a "$1"; }
 sent_bytes() { inA tc -s qdisc show dev veth-a | awk '/Sent/ {print $2; exit}'; }
 dropped() { inA tc -s qdisc show dev veth-a | sed -nE 's/.*dropped ([0-9]+).*/\1/p' | head -1; }
 # within PCT X Y: |X - Y| <= PCT% of Y
