@@ -748,7 +748,6 @@ impl FqSchedData {
         // The fast path queue goes first.
         if let Some(skb) = self.internal.queue.pop_front() {
             self.internal.qlen = self.internal.qlen.wrapping_sub(1);
-            sch.account_dequeue(&skb);
             sch.bstats_update(&skb);
             return Some(skb);
         }
@@ -833,7 +832,6 @@ impl FqSchedData {
             if f.qlen == 0 {
                 self.inactive_flows = self.inactive_flows.wrapping_add(1);
             }
-            sch.account_dequeue(&skb);
             if (now
                 .wrapping_sub(time_next_packet)
                 .wrapping_sub(self.cfg.ce_threshold) as i64)
@@ -858,9 +856,9 @@ impl FqSchedData {
         Some(skb)
     }
 
-    /// `fq_reset()`: drop all packets and flows; statistics stay.
-    fn fq_reset(&mut self, sch: &Qdisc<Fq>) {
-        sch.account_reset();
+    /// `fq_reset()`: drop all packets and flows; statistics stay (the
+    /// adapter zeroes the qdisc's queue counters).
+    fn fq_reset(&mut self) {
         self.internal.queue = SkbQueue::new();
         self.internal.qlen = 0;
         // Dropping the arena frees every flow and its packets.
@@ -1247,8 +1245,8 @@ impl QdiscOps for Fq {
         q.fq_dequeue(sch)
     }
 
-    fn reset(sch: &Qdisc<Self>, q: &mut FqSchedData) {
-        q.fq_reset(sch);
+    fn reset(_sch: &Qdisc<Self>, q: &mut FqSchedData) {
+        q.fq_reset();
     }
 
     fn change(sch: &mut QdiscChange<'_, Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result {
@@ -1265,21 +1263,7 @@ impl QdiscOps for Fq {
             q.apply(&cfg);
             sch.set_limit(cfg.limit);
             let old_root = new_root.map(|root| q.fq_rehash(root, cfg.fq_trees_log));
-            // C counts these in `unsigned int`s, wrapping.
-            let (mut dropped_pkts, mut dropped_bytes) = (0u32, 0u32);
-            while sch.qlen() > sch.limit() {
-                let skb = match sch.take_peeked() {
-                    Some(skb) => skb,
-                    None => match q.fq_dequeue(sch) {
-                        Some(skb) => skb,
-                        None => break,
-                    },
-                };
-                dropped_pkts = dropped_pkts.wrapping_add(1);
-                dropped_bytes = dropped_bytes.wrapping_add(sched::pkt_len(&skb));
-                drop(skb);
-            }
-            sch.tree_reduce_backlog(dropped_pkts, dropped_bytes);
+            sch.drop_to_limit(q);
             old_root
         });
         // The old bucket array is freed outside the lock.

@@ -182,6 +182,8 @@ impl<T: QdiscOps> Qdisc<T> {
     }
 
     /// Accounts `skb` as queued: `sch->q.qlen++` and the backlog in bytes.
+    /// Enqueue calls it for each skb it stores; the adapters uncount the
+    /// skbs that leave (see [`drop_to_limit`](Self::drop_to_limit)).
     #[inline]
     pub fn account_enqueue(&self, skb: &SkBuff) {
         let len = skb.qdisc_pkt_len();
@@ -193,25 +195,55 @@ impl<T: QdiscOps> Qdisc<T> {
         }
     }
 
-    /// Accounts `skb` as no longer queued.
+    /// Accounts `skb`, which `dequeue` returns or [`drop_to_limit`] drops,
+    /// as no longer queued. Only the adapters call it, so a qdisc cannot
+    /// lower its count for an skb that did not leave. A count already at
+    /// zero stays there (an skb that was never counted).
+    ///
+    /// [`drop_to_limit`]: Self::drop_to_limit
     #[inline]
-    pub fn account_dequeue(&self, skb: &SkBuff) {
+    fn uncount(&self, skb: &SkBuff) {
         let len = skb.qdisc_pkt_len();
         // SAFETY: As for `account_enqueue`.
         unsafe {
-            (*self.as_ptr()).q.qlen = (*self.as_ptr()).q.qlen.wrapping_sub(1);
-            (*self.as_ptr()).qstats.backlog = (*self.as_ptr()).qstats.backlog.wrapping_sub(len);
+            let q = &mut *self.as_ptr();
+            if q.q.qlen != 0 {
+                q.q.qlen -= 1;
+                q.qstats.backlog = q.qstats.backlog.saturating_sub(len);
+            }
         }
     }
 
-    /// Forgets all queued packets in the counters (`reset`).
+    /// `T::dequeue`, with the skb it returns accounted as gone.
     #[inline]
-    pub fn account_reset(&self) {
-        // SAFETY: As for `limit`.
-        unsafe {
-            (*self.as_ptr()).q.qlen = 0;
-            (*self.as_ptr()).qstats.backlog = 0;
+    fn dequeue_counted(&self, q: &mut T::Data) -> Option<SkBuff> {
+        let skb = T::dequeue(self, q)?;
+        self.uncount(&skb);
+        Some(skb)
+    }
+
+    /// Drops queued packets, in the order `dequeue` gives them (a packet a
+    /// parent peeked first), while more than [`limit`](Self::limit) are
+    /// queued, and tells the ancestors how many packets and bytes left
+    /// (`qdisc_dequeue_internal()` and `qdisc_tree_reduce_backlog()`, as a
+    /// C qdisc's `change` does when its limit is lowered). Returns the
+    /// number of packets dropped.
+    ///
+    /// The counts the ancestors get are those of the skbs dropped here, so
+    /// no caller can make them believe fewer packets are queued than are.
+    pub fn drop_to_limit(&self, q: &mut T::Data) -> u32 {
+        // C counts these in `unsigned int`s, wrapping.
+        let (mut n, mut len) = (0u32, 0u32);
+        while self.qlen() > self.limit() {
+            let Some(skb) = self.take_peeked().or_else(|| self.dequeue_counted(q)) else {
+                break;
+            };
+            n = n.wrapping_add(1);
+            len = len.wrapping_add(skb.qdisc_pkt_len());
+            drop(skb);
         }
+        self.tree_reduce_backlog(n, len);
+        n
     }
 
     /// Counts `skb` as sent (`qdisc_bstats_update()`).
@@ -267,7 +299,7 @@ impl<T: QdiscOps> Qdisc<T> {
     /// Takes a packet that `peek` had set aside (`sch->gso_skb`), with its
     /// accounting undone: the first half of `qdisc_dequeue_internal()`.
     #[inline]
-    pub fn take_peeked(&self) -> Option<SkBuff> {
+    fn take_peeked(&self) -> Option<SkBuff> {
         // SAFETY: The qdisc is valid and locked (type invariant).
         let skb = unsafe { bindings::qdisc_dequeue_gso_skb(self.as_ptr()) };
         // SAFETY: A dequeued skb is owned by us.
@@ -277,7 +309,7 @@ impl<T: QdiscOps> Qdisc<T> {
     /// Tells the ancestors that `n` packets of `len` bytes left this qdisc
     /// outside dequeue (`qdisc_tree_reduce_backlog()`).
     #[inline]
-    pub fn tree_reduce_backlog(&self, n: u32, len: u32) {
+    fn tree_reduce_backlog(&self, n: u32, len: u32) {
         // SAFETY: The qdisc is valid and locked (type invariant). C takes
         // both counts as `int` and so do we, bit for bit.
         unsafe { bindings::qdisc_tree_reduce_backlog(self.as_ptr(), n as c_int, len as c_int) };
@@ -489,7 +521,8 @@ impl<T: QdiscOps> Adapter<T> {
     unsafe extern "C" fn dequeue(sch: *mut bindings::Qdisc) -> *mut bindings::sk_buff {
         // SAFETY: Called under the root lock on an initialised qdisc.
         let (sch, q) = unsafe { (Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch)) };
-        T::dequeue(sch, q).map_or(ptr::null_mut(), |skb| skb.into_raw().as_ptr())
+        sch.dequeue_counted(q)
+            .map_or(ptr::null_mut(), |skb| skb.into_raw().as_ptr())
     }
 
     /// # Safety
@@ -546,6 +579,10 @@ impl<T: QdiscOps> Adapter<T> {
             if (*Qdisc::<T>::priv_of(sch)).initialised {
                 T::reset(Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch));
             }
+            // Nothing is queued after a reset, whatever `T::reset` left
+            // (`qdisc_reset()` zeroes them after it too).
+            (*sch).q.qlen = 0;
+            (*sch).qstats.backlog = 0;
         }
     }
 

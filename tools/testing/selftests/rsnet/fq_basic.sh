@@ -10,7 +10,7 @@
 DEV=fqb0
 
 ktap_print_header
-ktap_set_plan 11
+ktap_set_plan 13
 
 fq_unload_all
 ip link del $DEV 2>/dev/null
@@ -30,13 +30,14 @@ expect_eq "module gone" none "$(module_refcnt sch_fq_rs)"
 # set, so no packet takes the fast path around the flow limit). Counters
 # that do not depend on timing must match: sent, dropped, flows_plimit.
 ip addr add 10.77.0.1/24 dev $DEV
-# udp_burst N: N datagrams to an address behind $DEV.
+# udp_burst N [SIZE]: N datagrams (of SIZE bytes, default 100) to an
+# address behind $DEV.
 udp_burst() {
 	python3 -c "
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for _ in range(int(sys.argv[1])):
-    s.sendto(b'x' * 100, ('10.77.0.2', 9))" "$1"
+    s.sendto(b'x' * int(sys.argv[2]), ('10.77.0.2', 9))" "$1" "${2:-100}"
 }
 # fq_counts: 'sent P pkt dropped D flows_plimit F' of the root fq
 # (tc prints flows_plimit only when it is not 0).
@@ -58,6 +59,37 @@ done
 expect_eq "flow_limit 4294967295: C fq sends all 200, drops none" \
 	"sent 200 pkt dropped 0 flows_plimit 0" "$counts_c"
 expect_eq "flow_limit 4294967295: Rust fq counts as C" "$counts_c" "$counts_rust"
+
+# limit lowered under a backlog: an fq under a tbf that lets one packet of
+# 50 out (8bit/s, burst 1600) is changed to limit 10. It drops 39, the one
+# the tbf peeked first, and tells its parent: both show 10 packets of 1042
+# bytes queued, the tbf 39 dropped; the fq counts as sent all it dequeued
+# (1 sent, 1 peeked, 38 dropped). C and Rust must show the same.
+# tree_counts: sent packets, dropped, backlog bytes and packets of each
+# qdisc on $DEV (not overlimits, which depend on timing).
+tree_counts() {
+	tc -s qdisc show dev $DEV | python3 -c "
+import re, sys
+out = []
+for q in re.split(r'(?m)^qdisc ', sys.stdin.read())[1:]:
+    m = re.search(r'Sent (\d+) bytes (\d+) pkt \(dropped (\d+),', q)
+    b = re.search(r'backlog (\S+) (\d+)p', q)
+    out.append(f'{q.split()[0]}: sent {m[2]} dropped {m[3]} backlog {b[1]} {b[2]}p' if m and b else 'no stats')
+print('; '.join(out))"
+}
+for impl in c rust; do
+	if [ $impl = c ]; then fq_use_c; else fq_use_rust; fi
+	tc qdisc add dev $DEV root handle 1: tbf rate 8bit burst 1600 limit 1000000
+	tc qdisc add dev $DEV parent 1:1 handle 10: fq
+	udp_burst 50 1000
+	tc qdisc change dev $DEV parent 1:1 handle 10: fq limit 10
+	printf -v "tree_$impl" '%s' "$(tree_counts)"
+	tc qdisc del dev $DEV root
+done
+ktap_print_msg "limit 10000 -> 10 with 49 queued, C: $tree_c"
+check "C fq: the change leaves 10 queued in the fq and the tbf above it" \
+	grep -q 'tbf: sent 1 dropped 39 backlog 10420b 10p; fq: sent 40 dropped 0 backlog 10420b 10p' <<<"$tree_c"
+expect_eq "Rust fq: the same counts in the fq and its parent as C" "$tree_c" "$tree_rust"
 ip link del $DEV
 fq_unload_all
 ktap_finished

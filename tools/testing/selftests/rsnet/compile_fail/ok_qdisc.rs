@@ -40,13 +40,13 @@ impl QdiscOps for Cf {
     fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
         None
     }
-    fn reset(sch: &Qdisc<Self>, q: &mut State) {
+    fn reset(_sch: &Qdisc<Self>, q: &mut State) {
         q.n = 0;
-        sch.account_reset();
     }
     fn change(sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {
         sch.with_lock(|sch, q| {
             sch.set_limit(q.n);
+            sch.drop_to_limit(q);
         });
         Ok(())
     }
