@@ -41,8 +41,8 @@ fi
 
 # Python tools (virtme-ng, and ynl/tdc's libraries) in a venv of our own.
 if [ ! -x "$VENV/bin/vng" ] || ! cmp -s "$RSNET_TOP/tools/rsnet/requirements.txt" "$VENV/.requirements"; then
-	step "creating Python venv $VENV (virtme-ng, pyyaml, jsonschema, pyroute2)"
-	python3 -m venv "$VENV" >"$LOGDIR/venv.log" 2>&1 || die "python3 -m venv failed" "$LOGDIR/venv.log"
+	step "creating Python venv $VENV (virtme-ng, pyyaml, jsonschema)"
+	python3 -m venv --clear "$VENV" >"$LOGDIR/venv.log" 2>&1 || die "python3 -m venv failed" "$LOGDIR/venv.log"
 	"$VENV/bin/pip" install -q -r "$RSNET_TOP/tools/rsnet/requirements.txt" >>"$LOGDIR/venv.log" 2>&1 ||
 		die "pip install into $VENV failed" "$LOGDIR/venv.log"
 	cp "$RSNET_TOP/tools/rsnet/requirements.txt" "$VENV/.requirements"

@@ -17,8 +17,9 @@ cd "$work/tc-testing" || exit 1
 
 fq_unload_all
 fq_use_rust || { ktap_skip_all "sch_fq_rs does not load"; exit $KSFT_SKIP; }
-# pyslow/: longer pyroute2 timeouts (see its sitecustomize.py).
-PYTHONPATH="$here/pyslow${PYTHONPATH:+:$PYTHONPATH}" \
+# tdc_site/: pyroute2 hidden, tdc makes its netns with iproute2 (see its
+# sitecustomize.py).
+PYTHONPATH="$here/tdc_site${PYTHONPATH:+:$PYTHONPATH}" \
 	./tdc.py -f tc-tests/qdiscs/fq.json >"$work/tdc.out" 2>&1
 rc=$?
 c_loaded=$(module_refcnt sch_fq)
