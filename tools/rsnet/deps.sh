@@ -39,11 +39,16 @@ if ! bindgen --version 2>/dev/null | grep -q "bindgen $BINDGEN_VERSION"; then
 		die "cargo install bindgen-cli failed" "$LOGDIR/bindgen.log"
 fi
 
-# Python tools (virtme-ng, and ynl/tdc's libraries) in a venv of our own.
-if [ ! -x "$VENV/bin/vng" ] || ! cmp -s "$RSNET_TOP/tools/rsnet/requirements.txt" "$VENV/.requirements"; then
+# Python tools (virtme-ng, and ynl/tdc's libraries) in a venv of our own,
+# on Debian's python3 (python3-venv above) whatever python3 comes first in
+# PATH: the tests' Python runs in the emulated guest, where Debian's
+# optimized build started in 0.78 s and pyenv's in 1.17 s.
+PY=/usr/bin/python3
+want=$(cat "$RSNET_TOP/tools/rsnet/requirements.txt"; echo "# python: $("$PY" --version 2>&1)")
+if [ ! -x "$VENV/bin/vng" ] || [ "$want" != "$(cat "$VENV/.requirements" 2>/dev/null)" ]; then
 	step "creating Python venv $VENV (virtme-ng, pyyaml, jsonschema)"
-	python3 -m venv --clear "$VENV" >"$LOGDIR/venv.log" 2>&1 || die "python3 -m venv failed" "$LOGDIR/venv.log"
+	"$PY" -m venv --clear "$VENV" >"$LOGDIR/venv.log" 2>&1 || die "$PY -m venv failed" "$LOGDIR/venv.log"
 	"$VENV/bin/pip" install -q -r "$RSNET_TOP/tools/rsnet/requirements.txt" >>"$LOGDIR/venv.log" 2>&1 ||
 		die "pip install into $VENV failed" "$LOGDIR/venv.log"
-	cp "$RSNET_TOP/tools/rsnet/requirements.txt" "$VENV/.requirements"
+	echo "$want" >"$VENV/.requirements"
 fi

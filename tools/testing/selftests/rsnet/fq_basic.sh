@@ -33,7 +33,7 @@ ip addr add 10.77.0.1/24 dev $DEV
 # udp_burst N [SIZE]: N datagrams (of SIZE bytes, default 100) to an
 # address behind $DEV.
 udp_burst() {
-	python3 -c "
+	python3 -S -c "
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for _ in range(int(sys.argv[1])):
@@ -42,7 +42,7 @@ for _ in range(int(sys.argv[1])):
 # fq_counts: 'sent P pkt dropped D flows_plimit F' of the root fq
 # (tc prints flows_plimit only when it is not 0).
 fq_counts() {
-	tc -s qdisc show dev $DEV | python3 -c "
+	tc -s qdisc show dev $DEV | python3 -S -c "
 import re, sys
 t = sys.stdin.read()
 m = re.search(r'Sent \d+ bytes (\d+) pkt \(dropped (\d+),', t)
@@ -68,7 +68,7 @@ expect_eq "flow_limit 4294967295: Rust fq counts as C" "$counts_c" "$counts_rust
 # tree_counts: sent packets, dropped, backlog bytes and packets of each
 # qdisc on $DEV (not overlimits, which depend on timing).
 tree_counts() {
-	tc -s qdisc show dev $DEV | python3 -c "
+	tc -s qdisc show dev $DEV | python3 -S -c "
 import re, sys
 out = []
 for q in re.split(r'(?m)^qdisc ', sys.stdin.read())[1:]:

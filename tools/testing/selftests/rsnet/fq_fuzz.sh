@@ -11,7 +11,7 @@
 DEV=fqz0
 N=${FQ_FUZZ_SETS:-2000}
 SEED=${FQ_FUZZ_SEED:-20261130}
-NL="python3 $(dirname "$(readlink -f "$0")")/fq_nl.py"
+NL="python3 -S $(dirname "$(readlink -f "$0")")/fq_nl.py"
 
 ktap_print_header
 ktap_set_plan 7

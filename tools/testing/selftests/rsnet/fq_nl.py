@@ -7,16 +7,19 @@
                                       against the fq loaded now; records the
                                       errno, extack and dumps of each
   fq_nl.py compare RUST.json C.json   differential verdict, KTAP lines
-  fq_nl.py xstats DEV [NAME]          the fq tc_fq_qd_stats of DEV as JSON
-                                      (NAME: that field alone)
+  fq_nl.py xstats DEV [NAME]          the fq tc_fq_qd_stats of DEV, a
+                                      "name value" line each (NAME: that
+                                      field's value alone)
 
 Each fuzz set runs on a fresh qdisc: half of them as the options of
 `qdisc add` (init), half as a `qdisc change` of a default fq, so that a
 change rejected by C's partial-apply behaviour cannot leak into the next set.
+
+json and random are imported where used: each module costs a noticeable
+part of a second of the emulated guest's Python start.
 """
-import json
+# pylint: disable=import-outside-toplevel
 import os
-import random
 import socket
 import struct
 import sys
@@ -147,6 +150,8 @@ def random_attr(rnd):
 
 
 def fuzz(dev, n, seed, out):
+    import json
+    import random
     nl = Rtnl()
     ifindex = socket.if_nametoindex(dev)
     rnd = random.Random(seed)
@@ -178,6 +183,7 @@ def fuzz(dev, n, seed, out):
 
 
 def compare(rust_file, c_file):
+    import json
     rust = json.load(open(rust_file))
     c = json.load(open(c_file))
     n = len(rust)
@@ -215,6 +221,20 @@ def compare(rust_file, c_file):
     return 0 if ok else 1
 
 
+def print_xstats(dev, name=None):
+    """Prints the fq statistics of DEV ("name value" lines, or NAME's
+    value); False if DEV has no fq."""
+    d = dump(Rtnl(), socket.if_nametoindex(dev))
+    if not d or not d[1]:
+        return False
+    if name:
+        print(d[1][name])
+    else:
+        for k, v in d[1].items():
+            print(k, v)
+    return True
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "fuzz":
@@ -223,12 +243,7 @@ def main():
     if cmd == "compare":
         return compare(sys.argv[2], sys.argv[3])
     if cmd == "xstats":
-        d = dump(Rtnl(), socket.if_nametoindex(sys.argv[2]))
-        if d and len(sys.argv) > 3:
-            print(d[1][sys.argv[3]])
-        else:
-            print(json.dumps(d[1] if d else None))
-        return 0 if d else 1
+        return 0 if print_xstats(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None) else 1
     raise SystemExit(__doc__)
 
 

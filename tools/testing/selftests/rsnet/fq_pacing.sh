@@ -50,7 +50,7 @@ tc qdisc add dev $DEV root fq maxrate 8mbit quantum 30000
 # traffic never starts (or ends) before the measurement does: with pktgen
 # started first, a Python start delayed past pktgen's 8 s run saw no burst.
 paced_rate() {
-	python3 - /sys/class/net/$DEV/statistics/tx_bytes $DEV \
+	python3 -S - /sys/class/net/$DEV/statistics/tx_bytes $DEV \
 		"$HERE/pktgen_flows.sh" $DEV 10.89.0.2 1 8 1000 <<-'EOF'
 	import subprocess, sys, time
 	def sample():
@@ -93,7 +93,7 @@ paced_rate() {
 	print(int(cov / var), f"{wait:.1f}")
 	EOF
 }
-near_maxrate() { python3 -c "import sys; sys.exit(abs($1 - 1000000) > 100000)"; }
+near_maxrate() { python3 -S -c "import sys; sys.exit(abs($1 - 1000000) > 100000)"; }
 read -r rate wait < <(paced_rate)
 for _ in 2 3; do
 	near_maxrate "$rate" && break

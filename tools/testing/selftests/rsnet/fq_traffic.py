@@ -3,13 +3,17 @@
 """Traffic for the fq behaviour selftests.
 
   fq_traffic.py udp-send ADDR PORT COUNT SIZE [--socks K] [--prio P]
-                [--tos T] [--txtime-in NS]
+                [--tos T] [--txtime-in NS] [--xstats DEV]
         COUNT datagrams of SIZE bytes on each of K connected UDP sockets,
         as fast as possible; with --txtime-in, each carries an SO_TXTIME
-        departure time NS nanoseconds from now (CLOCK_MONOTONIC).
+        departure time NS nanoseconds from now (CLOCK_MONOTONIC). Prints
+        "sent N" and, with --xstats, then the fq statistics of DEV (fq_nl.py
+        xstats): fq counts its drops as it enqueues, so they are final when
+        the last send returns.
   fq_traffic.py udp-recv ADDR PORT SECONDS [--ready FILE]
         counts datagrams, bytes and CE-marked ones for SECONDS from the
-        first datagram (waiting at most 120 s for it); prints JSON.
+        first datagram (waiting at most 120 s for it); prints "packets N",
+        "bytes N" and "ce N", a line each.
   fq_traffic.py tcp-sink ADDR PORT [--ready FILE]
         accepts TCP connections and discards what they send.
 
@@ -17,18 +21,16 @@
   test starts its sender then, not after a guess of Python's start time.
   fq_traffic.py tcp-flows ADDR PORT SECONDS N [--prio P,P,...]
         N TCP connections sending for SECONDS (each with its SO_PRIORITY);
-        prints the bytes each got acknowledged (sent less what is still in
-        its send queue at the end) as JSON.
+        prints "bytes N N ...": what each got acknowledged (sent less what
+        is still in its send queue at the end).
+
+Output is "name value" lines for the shell, and only what a command uses
+is imported: each module costs a noticeable part of a second in the
+emulated guest.
 """
-import argparse
-import fcntl
-import json
-import select
 import socket
 import struct
 import sys
-import termios
-import threading
 import time
 
 SO_TXTIME = 61
@@ -64,7 +66,10 @@ def udp_send(a):
                 sent += 1
             except OSError:
                 pass  # a drop reported to the sender (ENOBUFS) is fine
-    print(json.dumps({"sent": sent}))
+    print("sent", sent)
+    if a.xstats:
+        import fq_nl  # pylint: disable=import-outside-toplevel
+        fq_nl.print_xstats(a.xstats)
 
 
 def ready(a):
@@ -73,6 +78,7 @@ def ready(a):
 
 
 def udp_recv(a):
+    import select  # pylint: disable=import-outside-toplevel
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
@@ -95,10 +101,13 @@ def udp_recv(a):
         for level, typ, val in anc:
             if level == socket.IPPROTO_IP and typ == socket.IP_TOS and val and (val[0] & 3) == 3:
                 ce += 1
-    print(json.dumps({"packets": pkts, "bytes": nbytes, "ce": ce}))
+    print("packets", pkts)
+    print("bytes", nbytes)
+    print("ce", ce)
 
 
 def tcp_sink(a):
+    import threading  # pylint: disable=import-outside-toplevel
     srv = socket.create_server((a.addr, a.port), reuse_port=False)
     srv.listen(64)
     ready(a)
@@ -118,6 +127,10 @@ def tcp_sink(a):
 
 
 def tcp_flows(a):
+    # pylint: disable=import-outside-toplevel
+    import fcntl
+    import termios
+    import threading
     prios = [int(p) for p in a.prio.split(",")] if a.prio else [None] * a.n
     counts = [0] * a.n
     stop = time.monotonic() + a.seconds
@@ -146,38 +159,57 @@ def tcp_flows(a):
         t.start()
     for t in threads:
         t.join()
-    print(json.dumps({"bytes": counts}))
+    print("bytes", *counts)
+
+
+class Args:
+    """The parsed command line: positionals and --options as attributes."""
+
+
+# command: (positionals with their types, {option: type}); an option's
+# attribute is its name without "--" and with "_" for "-" ("for" -> for_).
+COMMANDS = {
+    "udp-send": ([("addr", str), ("port", int), ("count", int), ("size", int)],
+                 {"--socks": int, "--prio": int, "--tos": int, "--txtime-in": int,
+                  "--for": float, "--xstats": str}),
+    "udp-recv": ([("addr", str), ("port", int), ("seconds", float)], {"--ready": str}),
+    "tcp-sink": ([("addr", str), ("port", int)], {"--ready": str}),
+    "tcp-flows": ([("addr", str), ("port", int), ("seconds", float), ("n", int)],
+                  {"--prio": str}),
+}
+
+
+def parse(argv):
+    """argparse's job for these few commands, without its import."""
+    if not argv or argv[0] not in COMMANDS:
+        raise SystemExit(__doc__)
+    pos, opts = COMMANDS[argv[0]]
+    a = Args()
+    a.cmd = argv[0]
+    for name in opts:
+        setattr(a, name[2:].replace("-", "_") + ("_" if name == "--for" else ""), None)
+    a.socks = 1 if a.cmd == "udp-send" else None
+    rest = argv[1:]
+    args = []
+    while rest:
+        w = rest.pop(0)
+        if w in opts:
+            if not rest:
+                raise SystemExit(f"{w} needs a value")
+            setattr(a, w[2:].replace("-", "_") + ("_" if w == "--for" else ""), opts[w](rest.pop(0)))
+        elif w.startswith("--"):
+            raise SystemExit(f"unknown option {w}\n{__doc__}")
+        else:
+            args.append(w)
+    if len(args) != len(pos):
+        raise SystemExit(__doc__)
+    for (name, typ), w in zip(pos, args):
+        setattr(a, name, typ(w))
+    return a
 
 
 def main():
-    p = argparse.ArgumentParser()
-    sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("udp-send")
-    s.add_argument("addr")
-    s.add_argument("port", type=int)
-    s.add_argument("count", type=int)
-    s.add_argument("size", type=int)
-    s.add_argument("--socks", type=int, default=1)
-    s.add_argument("--prio", type=int)
-    s.add_argument("--tos", type=int)
-    s.add_argument("--txtime-in", type=int)
-    s.add_argument("--for", dest="for_", type=float, help="stop after SECONDS")
-    s = sub.add_parser("udp-recv")
-    s.add_argument("addr")
-    s.add_argument("port", type=int)
-    s.add_argument("seconds", type=float)
-    s.add_argument("--ready")
-    s = sub.add_parser("tcp-sink")
-    s.add_argument("addr")
-    s.add_argument("port", type=int)
-    s.add_argument("--ready")
-    s = sub.add_parser("tcp-flows")
-    s.add_argument("addr")
-    s.add_argument("port", type=int)
-    s.add_argument("seconds", type=float)
-    s.add_argument("n", type=int)
-    s.add_argument("--prio")
-    a = p.parse_args()
+    a = parse(sys.argv[1:])
     {"udp-send": udp_send, "udp-recv": udp_recv, "tcp-sink": tcp_sink,
      "tcp-flows": tcp_flows}[a.cmd](a)
     return 0

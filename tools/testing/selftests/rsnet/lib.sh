@@ -28,7 +28,7 @@ expect_eq() {
 # success), one a line. printf, not echo, so "" is a 0-byte write. One
 # Python for all the values: its start takes seconds in the emulated guest.
 write_errno() {
-	python3 - "$@" <<'PY'
+	python3 -S - "$@" <<'PY'
 import errno, os, sys
 for value in sys.argv[2:]:
     try:

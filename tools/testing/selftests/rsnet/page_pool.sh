@@ -25,10 +25,11 @@
 set -u
 : "${RSNET_KSRC:?RSNET_KSRC must point at the kernel source}"
 HERE=$(dirname "$(readlink -f "$0")")
-XFER=(python3 "$HERE/tcp_xfer.py")
-XDP=(python3 "$HERE/xdp_pass.py")
-# page-pool-get through the kernel's ynl library, one process per question.
-PP_POOLS=(python3 "$HERE/pp_pools.py")
+XFER=(python3 -S "$HERE/tcp_xfer.py")
+XDP=(python3 -S "$HERE/xdp_pass.py")
+# page-pool-get through the kernel's ynl library: one server a netns (see
+# pp_start).
+PP_POOLS=(python3 "$HERE/pp_pools.py" serve)
 A=rsnet-ppa
 B=rsnet-ppb
 VA=veth-ppa
@@ -51,6 +52,8 @@ defer_max=""
 
 cleanup() {
 	local p
+	pp_stop $B
+	pp_stop ""
 	[ -n "$defer_max" ] && sysctl -q -w net.core.skb_defer_max="$defer_max"
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -88,13 +91,21 @@ plan_of() { sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$1" | head -1; }
 # emit PREFIX FILE N: the results 1..N of a page_pool_test run as results of
 # this test, after its diagnostic lines; a missing result is a failure.
 emit() {
-	local prefix=$1 file=$2 n=$3 i line desc
+	local prefix=$1 file=$2 n=$3 i line done=0
+	local -A res=()
+	# One pass over the file (a grep per result took 13 s in the guest).
 	while IFS= read -r line; do
-		ktap_print_msg "$prefix: ${line#\# }"
-	done < <(grep '^# ' "$file")
-	grep -qx '# done' "$file" || ktap_print_msg "$prefix: the run did not finish"
-	for i in $(seq 1 "$n"); do
-		line=$(grep -E "^(not )?ok $i " "$file" | head -1)
+		if [[ $line == "# "* ]]; then
+			ktap_print_msg "$prefix: ${line#\# }"
+			[ "$line" = "# done" ] && done=1
+		elif [[ $line =~ ^(not\ )?ok\ ([0-9]+)\  ]]; then
+			i=${BASH_REMATCH[2]}
+			[ -n "${res[$i]+set}" ] || res[$i]=$line
+		fi
+	done <"$file"
+	[ $done = 1 ] || ktap_print_msg "$prefix: the run did not finish"
+	for ((i = 1; i <= n; i++)); do
+		line=${res[$i]-}
 		if [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ ?(.*)$ ]]; then
 			ktap_test_skip "$prefix: ${BASH_REMATCH[1]} (${BASH_REMATCH[2]})"
 		elif [[ $line =~ ^ok\ [0-9]+\ (.*)$ ]]; then
@@ -107,6 +118,54 @@ emit() {
 	done
 }
 
+# pp_start NETNS: a pp_pools.py server in NETNS ("" for this one), asked by
+# pp_ask; it keeps NETNS alive until pp_stop. Python's start and the spec's
+# load take seconds in the emulated guest: one server answers all of a
+# netns's questions.
+declare -A pp_w=() pp_r=() pp_pid=()
+pp_start() {
+	local ns=$1 key=${1:-init} w r
+	mkfifo "$TMP/pp-$key.in" "$TMP/pp-$key.out" || return 1
+	${ns:+ip netns exec "$ns"} "${PP_POOLS[@]}" <"$TMP/pp-$key.in" \
+		>"$TMP/pp-$key.out" 2>>"$TMP/pp-$key.err" &
+	pp_pid[$key]=$!
+	pids+=("$!")
+	exec {w}>"$TMP/pp-$key.in" {r}<"$TMP/pp-$key.out"
+	pp_w[$key]=$w
+	pp_r[$key]=$r
+}
+# pp_stop NETNS: ends that server and waits for it (killed: a process
+# started since may hold its input open, so it would not see the end).
+pp_stop() {
+	local key=${1:-init} w r
+	[ -n "${pp_pid[$key]:-}" ] || return 0
+	w=${pp_w[$key]} r=${pp_r[$key]}
+	exec {w}>&- {r}<&-
+	kill "${pp_pid[$key]}" 2>/dev/null
+	wait "${pp_pid[$key]}" 2>/dev/null
+	unset "pp_pid[$key]"
+}
+# pp_ask NETNS QUESTION...: the server's answer on stdout, its status as
+# the return value (1 if the server is gone). The server must have been
+# started by this shell: a subshell's pp_start would be lost with it.
+pp_ask() {
+	local key=${1:-init} line
+	if [ -z "${pp_pid[$key]:-}" ]; then
+		echo "no pp_pools.py server for netns $key"
+		return 1
+	fi
+	shift
+	echo "$*" >&"${pp_w[$key]}" || return 1
+	while IFS= read -r line <&"${pp_r[$key]}"; do
+		if [[ $line =~ ^rc\ ([0-9]+)$ ]]; then
+			return "${BASH_REMATCH[1]}"
+		fi
+		echo "$line"
+	done
+	cat "$TMP/pp-$key.err" 2>/dev/null
+	return 1
+}
+
 # no_busy_pools NETNS IFINDEX...: within 5 s, no page pool listed by
 # page-pool-get in NETNS ("" for this one) holds pages that belongs to one of
 # the IFINDEXes or was destroyed (a destroyed pool's release is retried once
@@ -114,11 +173,7 @@ emit() {
 no_busy_pools() {
 	local ns=$1 out line rc=0
 	shift
-	if [ -n "$ns" ]; then
-		out=$(ip netns exec "$ns" "${PP_POOLS[@]}" idle 5 "$@" 2>&1) || rc=$?
-	else
-		out=$("${PP_POOLS[@]}" idle 5 "$@" 2>&1) || rc=$?
-	fi
+	out=$(pp_ask "$ns" idle 5 "$@") || rc=$?
 	[ $rc = 0 ] && return 0
 	while IFS= read -r line; do ktap_print_msg "$line"; done <<<"$out"
 	return 1
@@ -127,11 +182,7 @@ no_busy_pools() {
 # pools_of IFINDEX [NETNS]: "COUNT INFLIGHT DETACHED" of the page pools of
 # IFINDEX.
 pools_of() {
-	if [ -n "${2:-}" ]; then
-		ip netns exec "$2" "${PP_POOLS[@]}" of "$1" 2>/dev/null
-	else
-		"${PP_POOLS[@]}" of "$1" 2>/dev/null
-	fi
+	pp_ask "${2:-}" of "$1"
 }
 
 ktap_print_header
@@ -255,6 +306,7 @@ check "pages came back to the veth page pools (rx_pp_recycle_cached + ring > 0)"
 	test $((${pp[rx_pp_recycle_cached]:-0} + ${pp[rx_pp_recycle_ring]:-0})) -gt 0
 
 ifx_b=$(ip netns exec $B cat /sys/class/net/$VB/ifindex 2>/dev/null)
+pp_start $B
 read -r cnt infl det < <(pools_of "${ifx_b:-0}" $B)
 check "ynl page-pool-get lists the receiver's page pools ($cnt pools, $infl pages in flight)" \
 	test "${cnt:-0}" -ge 1
@@ -269,8 +321,10 @@ ifx_b=$(ip netns exec $B cat /sys/class/net/$VB/ifindex 2>/dev/null)
 ifx_a=$(ip netns exec $A cat /sys/class/net/$VA/ifindex 2>/dev/null)
 check "no page pool of the veth pair holds pages after XDP detach (ynl page-pool-get)" \
 	no_busy_pools $B "${ifx_b:-0}" "${ifx_a:-0}"
+pp_stop $B
 ip netns del $A
 ip netns del $B
+pp_start ""
 check "no destroyed page pool holds pages after the netns are gone" \
 	no_busy_pools ""
 
@@ -322,5 +376,6 @@ else
 fi
 
 # 4.
+pp_stop ""
 check "modprobe -r page_pool_rs at the end" modprobe -r page_pool_rs
 ktap_finished

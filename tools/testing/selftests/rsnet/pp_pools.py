@@ -10,6 +10,13 @@ for page_pool.sh: one process per question, with the retries inside it.
       of the IFINDEXes or was destroyed (has a detach-time); otherwise prints
       the busy pools, one line each, and exits 1
 
+  pp_pools.py serve
+      answers such questions read from stdin, one a line ("of IFINDEX",
+      "idle SECONDS IFINDEX..."), each answer followed by a line "rc N"
+      (its exit status): one process for all of a test's questions, since
+      starting Python and loading the netdev spec takes seconds in the
+      emulated guest
+
 Run it in the network namespace to ask about (ip netns exec). The ynl
 library comes through ynl_fast.py (libyaml's parser).
 """
@@ -37,8 +44,8 @@ def busy(pools, ifindexes):
             (p.get("ifindex") in ifindexes or "detach-time" in p)]
 
 
-def main(argv):
-    ynl = YnlFamily(SPEC, "")
+def answer(ynl, argv):
+    """Answers one question; its exit status."""
     if len(argv) == 2 and argv[0] == "of":
         ifindex = int(argv[1])
         pools = [p for p in dump(ynl) or [] if p.get("ifindex") == ifindex]
@@ -65,6 +72,16 @@ def main(argv):
         return 1 if left else 0
     print(__doc__, file=sys.stderr)
     return 2
+
+
+def main(argv):
+    ynl = YnlFamily(SPEC, "")
+    if argv != ["serve"]:
+        return answer(ynl, argv)
+    for line in sys.stdin:
+        rc = answer(ynl, line.split())
+        print("rc %d" % rc, flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 # while sockets still hold cached skbs.
 
 . "$(dirname "$0")/lib.sh"
-XFER="python3 $(dirname "$(readlink -f "$0")")/tcp_xfer.py"
+XFER="python3 -S $(dirname "$(readlink -f "$0")")/tcp_xfer.py"
 S=/proc/sys/net/ipv4/tcp_tx_skb_cache
 C=/proc/sys/rsnet/tcp_tx_skb_cache
 SIZES="1 100 1447 1448 4096 65535 65536 100000 1048576 4194304"
@@ -88,7 +88,7 @@ echo 1 >$S
 # Python's start alone takes seconds in the emulated guest.
 puts=$(ctr puts)
 hold=$(mktemp -d)
-python3 - "$hold" <<'PY' &
+python3 -S - "$hold" <<'PY' &
 import os, socket, sys, time
 d = sys.argv[1]
 srv = socket.create_server(("127.0.0.1", 5299))
