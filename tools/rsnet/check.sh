@@ -10,9 +10,9 @@
 # expected durations in tools/testing/selftests/rsnet/durations (split.py);
 # a program always runs whole in one VM. Each VM runs its vCPUs on one host
 # thread (single-threaded TCG, see vm.sh), so one VM leaves a core of a
-# 2-core host idle: two VMs ran the suite in 427 s of wall time where the
-# same programs took 656 s one after the other (each program 1.0-1.4 times
-# as long as alone). CHECK_VMS=1 runs them all in one VM.
+# 2-core host idle: two VMs run the suite in about two thirds of the wall
+# time of one (each program 1.0-1.4 times as long as alone).
+# CHECK_VMS=1 runs them all in one VM.
 #
 # Every VM has the pair of virtio-net NICs on one hub (vm.sh RSNET_NET=loop)
 # that tcp_tx_skb_cache_nic.sh sends through; no other test touches them
