@@ -44,6 +44,7 @@ use crate::{
 use core::{
     marker::PhantomData,
     mem::{size_of, MaybeUninit},
+    ops::Deref,
     ptr::{self, NonNull},
     sync::atomic::{AtomicBool, Ordering},
 };
@@ -183,7 +184,7 @@ impl<T: QdiscOps> Qdisc<T> {
 
     /// Accounts `skb` as queued: `sch->q.qlen++` and the backlog in bytes.
     /// Enqueue calls it for each skb it stores; the adapters uncount the
-    /// skbs that leave (see [`drop_to_limit`](Self::drop_to_limit)).
+    /// skbs that leave (see [`QdiscLocked::drop_to_limit`]).
     #[inline]
     pub fn account_enqueue(&self, skb: &SkBuff) {
         let len = skb.qdisc_pkt_len();
@@ -195,21 +196,22 @@ impl<T: QdiscOps> Qdisc<T> {
         }
     }
 
-    /// Accounts `skb`, which `dequeue` returns or [`drop_to_limit`] drops,
-    /// as no longer queued. Only the adapters call it, so a qdisc cannot
-    /// lower its count for an skb that did not leave. A count already at
-    /// zero stays there (an skb that was never counted).
-    ///
-    /// [`drop_to_limit`]: Self::drop_to_limit
+    /// Accounts `skb`, which `dequeue` returns or
+    /// [`QdiscLocked::drop_to_limit`] drops, as no longer queued. Only the
+    /// adapters call it, so a qdisc cannot lower its count for an skb that
+    /// did not leave. A count already at zero stays there (an skb that was
+    /// never counted).
     #[inline]
     fn uncount(&self, skb: &SkBuff) {
         let len = skb.qdisc_pkt_len();
-        // SAFETY: As for `account_enqueue`.
+        let q = self.as_ptr();
+        // SAFETY: As for `account_enqueue`: place expressions on the two
+        // fields, no reference to the whole qdisc, whose `state` other CPUs
+        // change atomically meanwhile.
         unsafe {
-            let q = &mut *self.as_ptr();
-            if q.q.qlen != 0 {
-                q.q.qlen -= 1;
-                q.qstats.backlog = q.qstats.backlog.saturating_sub(len);
+            if (*q).q.qlen != 0 {
+                (*q).q.qlen -= 1;
+                (*q).qstats.backlog = (*q).qstats.backlog.saturating_sub(len);
             }
         }
     }
@@ -220,30 +222,6 @@ impl<T: QdiscOps> Qdisc<T> {
         let skb = T::dequeue(self, q)?;
         self.uncount(&skb);
         Some(skb)
-    }
-
-    /// Drops queued packets, in the order `dequeue` gives them (a packet a
-    /// parent peeked first), while more than [`limit`](Self::limit) are
-    /// queued, and tells the ancestors how many packets and bytes left
-    /// (`qdisc_dequeue_internal()` and `qdisc_tree_reduce_backlog()`, as a
-    /// C qdisc's `change` does when its limit is lowered). Returns the
-    /// number of packets dropped.
-    ///
-    /// The counts the ancestors get are those of the skbs dropped here, so
-    /// no caller can make them believe fewer packets are queued than are.
-    pub fn drop_to_limit(&self, q: &mut T::Data) -> u32 {
-        // C counts these in `unsigned int`s, wrapping.
-        let (mut n, mut len) = (0u32, 0u32);
-        while self.qlen() > self.limit() {
-            let Some(skb) = self.take_peeked().or_else(|| self.dequeue_counted(q)) else {
-                break;
-            };
-            n = n.wrapping_add(1);
-            len = len.wrapping_add(skb.qdisc_pkt_len());
-            drop(skb);
-        }
-        self.tree_reduce_backlog(n, len);
-        n
     }
 
     /// Counts `skb` as sent (`qdisc_bstats_update()`).
@@ -367,17 +345,69 @@ impl<T: QdiscOps> QdiscChange<'_, T> {
     ///
     /// `f` cannot take the lock again: `self` is borrowed for the call, and
     /// neither argument can take it.
-    pub fn with_lock<R>(&mut self, f: impl FnOnce(&Qdisc<T>, &mut T::Data) -> R) -> R {
+    pub fn with_lock<R>(&mut self, f: impl FnOnce(&QdiscLocked<'_, T>, &mut T::Data) -> R) -> R {
         // SAFETY: The qdisc is valid; its caller does not hold the lock
         // (type invariant), and `&mut self` keeps us from taking it twice.
         unsafe { bindings::sch_tree_lock(self.ptr) };
-        // SAFETY: Locked; the qdisc is initialised (type invariant), and the
-        // only other references to its state are made by the callbacks
-        // that hold the lock, which we now do.
-        let r = unsafe { f(Qdisc::from_raw(self.ptr), Qdisc::<T>::data_mut(self.ptr)) };
+        // SAFETY: Locked, in `change` (type invariant: the parent's class
+        // exists and `sch_tree_lock()` locked the root, the parent's too);
+        // the qdisc is initialised, and the only other references to its
+        // state are made by the callbacks that hold the lock, which we now
+        // do.
+        let r = unsafe {
+            f(
+                &QdiscLocked(Qdisc::from_raw(self.ptr)),
+                Qdisc::<T>::data_mut(self.ptr),
+            )
+        };
         // SAFETY: Locked above.
         unsafe { bindings::sch_tree_unlock(self.ptr) };
         r
+    }
+}
+
+/// The qdisc inside [`QdiscChange::with_lock`]: locked, in `change`, so
+/// with its parent's class in place. Everything of a locked [`Qdisc`]
+/// (through `Deref`), and the drops that tell the ancestors.
+pub struct QdiscLocked<'a, T: QdiscOps>(&'a Qdisc<T>);
+
+impl<T: QdiscOps> Deref for QdiscLocked<'_, T> {
+    type Target = Qdisc<T>;
+
+    #[inline]
+    fn deref(&self) -> &Qdisc<T> {
+        self.0
+    }
+}
+
+impl<T: QdiscOps> QdiscLocked<'_, T> {
+    /// Drops queued packets, in the order `dequeue` gives them (a packet a
+    /// parent peeked first), while more than [`limit`](Self::limit) are
+    /// queued, and tells the ancestors how many packets and bytes left
+    /// (`qdisc_dequeue_internal()` and `qdisc_tree_reduce_backlog()`, as a
+    /// C qdisc's `change` does when its limit is lowered). Returns the
+    /// number of packets dropped.
+    ///
+    /// The counts the ancestors get are those of the skbs dropped here, so
+    /// no caller can make them believe fewer packets are queued than are.
+    /// Only `change` can call it: there the parent's class still exists and
+    /// the parent is locked with this qdisc. A reset may run unlocked while
+    /// the qdisc is destroyed after its class was deleted, when telling the
+    /// parent would touch a class that is gone (HTB's `qlen_notify` with a
+    /// class not found); and from `dequeue` it would recurse.
+    pub fn drop_to_limit(&self, q: &mut T::Data) -> u32 {
+        // C counts these in `unsigned int`s, wrapping.
+        let (mut n, mut len) = (0u32, 0u32);
+        while self.0.qlen() > self.0.limit() {
+            let Some(skb) = self.0.take_peeked().or_else(|| self.0.dequeue_counted(q)) else {
+                break;
+            };
+            n = n.wrapping_add(1);
+            len = len.wrapping_add(skb.qdisc_pkt_len());
+            drop(skb);
+        }
+        self.0.tree_reduce_backlog(n, len);
+        n
     }
 }
 
@@ -405,8 +435,14 @@ impl ToFree<'_> {
 }
 
 /// Where `dump_stats` writes its private statistics (`struct gnet_dump`).
+///
+/// # Invariants
+///
+/// `ptr` is the dump in progress; `copied` is true once `copy_app` was
+/// called on it.
 pub struct StatsDump<'a> {
     ptr: *mut bindings::gnet_dump,
+    copied: bool,
     _p: PhantomData<&'a mut ()>,
 }
 
@@ -414,9 +450,17 @@ impl StatsDump<'_> {
     /// Appends `st`, the qdisc's own statistics struct
     /// (`gnet_stats_copy_app()`). Its bytes reach user space, so it must
     /// have no padding or other uninitialised bytes ([`AsBytes`]).
+    ///
+    /// Once per dump, as C qdiscs do: `gnet_stats_copy_app()` keeps a copy
+    /// for the old `TCA_XSTATS` attribute (`kmemdup()`), which a second
+    /// call would leak; that fails with `EINVAL`.
     #[inline]
     pub fn copy_app<S: AsBytes>(&mut self, st: &S) -> Result {
         const { assert!(size_of::<S>() <= c_int::MAX as usize) };
+        if self.copied {
+            return Err(EINVAL);
+        }
+        self.copied = true;
         // SAFETY: `ptr` is the dump in progress; `st` is readable and fully
         // initialised (`AsBytes`) for its size, and is copied, not kept.
         to_result(unsafe {
@@ -669,6 +713,7 @@ impl<T: QdiscOps> Adapter<T> {
     ) -> c_int {
         let mut d = StatsDump {
             ptr: d,
+            copied: false,
             _p: PhantomData,
         };
         // SAFETY: As in `dump`.
@@ -680,7 +725,21 @@ impl<T: QdiscOps> Adapter<T> {
         unsafe { bindings::sch_tree_unlock(sch) };
         match r {
             Ok(()) => 0,
-            Err(_) => -1,
+            Err(_) => {
+                // The caller abandons the dump without
+                // `gnet_stats_finish_copy()`, which would free the copy a
+                // successful `copy_app` kept: free it here, as a failing
+                // `gnet_stats_copy()` does.
+                // SAFETY: `d.ptr` is the dump in progress; its `xstats` is
+                // null or `gnet_stats_copy_app()`'s `kmemdup()`, ours to
+                // free, and nothing reads it after this.
+                unsafe {
+                    bindings::kfree((*d.ptr).xstats);
+                    (*d.ptr).xstats = ptr::null_mut();
+                    (*d.ptr).xstats_len = 0;
+                }
+                -1
+            }
         }
     }
 }

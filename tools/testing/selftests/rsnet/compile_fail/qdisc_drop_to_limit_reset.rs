@@ -1,0 +1,50 @@
+// expect: E0599
+// reset and dequeue cannot drop_to_limit(): a reset may run unlocked after the parent's class is gone.
+use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
+use kernel::net::sched::{Qdisc, QdiscChange, QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus};
+use kernel::net::skbuff::{DropReason, SkBuff};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+kernel::module_qdisc! {
+    type: Cf,
+    name: "cf",
+    author: "rsnet",
+    description: "compile-fail case",
+    license: "GPL",
+}
+
+struct Cf;
+
+struct State {
+    n: u32,
+}
+
+#[vtable]
+impl QdiscOps for Cf {
+    type Data = State;
+    const ID: &'static CStr = kernel::c_str!("cf");
+
+    fn init(
+        _sch: &mut QdiscInit<'_, Self>,
+        _o: Option<&NlAttr>,
+        _e: &mut ExtAck<'_>,
+    ) -> Result<State> {
+        Ok(State { n: 0 })
+    }
+    fn enqueue(sch: &Qdisc<Self>, _q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
+        f.drop(sch, skb, DropReason::FqFlowLimit)
+    }
+    fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
+        None
+    }
+    fn reset(sch: &Qdisc<Self>, q: &mut State) {
+        q.n = sch.drop_to_limit(q);
+    }
+    fn change(_sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {
+        Ok(())
+    }
+    fn dump(_sch: &Qdisc<Self>, _q: &State, _m: &mut NlMsg<'_>) -> Result {
+        Ok(())
+    }
+}
