@@ -110,8 +110,9 @@ def qdisc(nl, ifindex, flags, opts=None, mtype=RTM_NEWQDISC):
 
 
 def dump(nl, ifindex):
-    """The fq qdisc of ifindex: (options {type: hex}, xstats dict) or None."""
-    _, _, replies = nl.request(RTM_GETQDISC, NLM_F_DUMP, tcmsg(0, 0, 0))
+    """The root fq qdisc of ifindex: (options {type: hex}, xstats dict) or
+    None. One qdisc asked for (tc_get_qdisc()), not a dump of all."""
+    _, _, replies = nl.request(RTM_GETQDISC, 0, tcmsg(ifindex, 0))
     for t, payload in replies:
         if t != RTM_NEWQDISC:
             continue
@@ -178,8 +179,9 @@ def fuzz(dev, n, seed, out):
             "after": after[0] if after else None,
         })
     qdisc(nl, ifindex, 0, mtype=RTM_DELQDISC)
+    # dumps(), not dump(): only the one-shot encoder is C's.
     with open(out, "w") as f:
-        json.dump(results, f)
+        f.write(json.dumps(results))
 
 
 def compare(rust_file, c_file):
