@@ -25,7 +25,7 @@ import struct
 import sys
 
 RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
-NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_ECHO = 0x1, 0x4, 0x8
 NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
 NLM_F_DUMP = 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
@@ -111,8 +111,9 @@ def qdisc(nl, ifindex, flags, opts=None, mtype=RTM_NEWQDISC):
 
 def dump(nl, ifindex):
     """The root fq qdisc of ifindex: (options {type: hex}, xstats dict) or
-    None. One qdisc asked for (tc_get_qdisc()), not a dump of all."""
-    _, _, replies = nl.request(RTM_GETQDISC, 0, tcmsg(ifindex, 0))
+    None. One qdisc asked for (tc_get_qdisc()), not a dump of all; without
+    NLM_F_ECHO its answer would go to the RTNLGRP_TC listeners only."""
+    _, _, replies = nl.request(RTM_GETQDISC, NLM_F_ECHO, tcmsg(ifindex, 0))
     for t, payload in replies:
         if t != RTM_NEWQDISC:
             continue
@@ -194,6 +195,10 @@ def compare(rust_file, c_file):
     for r, k in zip(rust, c):
         if r["errno"] != k["errno"]:
             problems["errno"].append((r["i"], r["errno"], k["errno"], r["opts"]))
+        # A change applies to a default fq, which must dump (else the
+        # "intact" check below compares nothing).
+        if not r["init"] and r["before"] is None:
+            problems["intact"].append((r["i"], "no fq dumped before the change"))
         if r["errno"]:
             if not r["extack"]:
                 problems["extack"].append((r["i"], r["errno"], r["opts"]))
@@ -201,7 +206,7 @@ def compare(rust_file, c_file):
             # init creates no qdisc.
             if r["after"] != r["before"]:
                 problems["intact"].append((r["i"], r["opts"]))
-        elif r["after"] != k["after"]:
+        elif r["after"] is None or r["after"] != k["after"]:
             problems["dump"].append((r["i"], r["opts"], r["after"], k["after"]))
     print(f"# {n} random attribute sets, {errs} rejected by the Rust fq")
     checks = [
