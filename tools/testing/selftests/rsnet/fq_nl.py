@@ -109,11 +109,15 @@ def qdisc(nl, ifindex, flags, opts=None, mtype=RTM_NEWQDISC):
     return nl.request(mtype, flags, body)
 
 
-def dump(nl, ifindex):
-    """The root fq qdisc of ifindex: (options {type: hex}, xstats dict) or
-    None. One qdisc asked for (tc_get_qdisc()), not a dump of all; without
-    NLM_F_ECHO its answer would go to the RTNLGRP_TC listeners only."""
-    _, _, replies = nl.request(RTM_GETQDISC, NLM_F_ECHO, tcmsg(ifindex, 0))
+def dump(nl, ifindex, root=True):
+    """The fq qdisc of ifindex, its root one or (root=False) the first of a
+    dump of all: (options {type: hex}, xstats dict) or None. The root is
+    asked for alone (tc_get_qdisc()); without NLM_F_ECHO the answer would
+    go to the RTNLGRP_TC listeners only."""
+    if root:
+        _, _, replies = nl.request(RTM_GETQDISC, NLM_F_ECHO, tcmsg(ifindex, 0))
+    else:
+        _, _, replies = nl.request(RTM_GETQDISC, NLM_F_DUMP, tcmsg(0, 0, 0))
     for t, payload in replies:
         if t != RTM_NEWQDISC:
             continue
@@ -229,9 +233,9 @@ def compare(rust_file, c_file):
 
 
 def print_xstats(dev, name=None):
-    """Prints the fq statistics of DEV ("name value" lines, or NAME's
-    value); False if DEV has no fq."""
-    d = dump(Rtnl(), socket.if_nametoindex(dev))
+    """Prints the fq statistics of DEV, root or child ("name value" lines,
+    or NAME's value); False if DEV has no fq."""
+    d = dump(Rtnl(), socket.if_nametoindex(dev), root=False)
     if not d or not d[1]:
         return False
     if name:
