@@ -28,8 +28,8 @@ use kernel::alloc::{flags, KVVec};
 use kernel::c_str;
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
-    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, ChunkVec, Qdisc, QdiscChange,
-    QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus,
+    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, ChunkVec, Incoming, Qdisc,
+    QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{DropReason, SkBuff, SkbQueue};
 use kernel::prelude::*;
@@ -118,7 +118,7 @@ fn set_skb_band(skb: &mut SkBuff, band: u8) {
 #[repr(align(64))]
 struct Flow {
     /// Packets, in time_to_send order.
-    queue: SkbQueue,
+    queue: SkbQueue<Queued<Fq>>,
     /// Socket address, or `(hash << 1) | 1` for orphans and unconnected
     /// sockets (C's `f->sk`).
     sk: usize,
@@ -165,7 +165,7 @@ impl Flow {
 
     /// `fq_peek()`: the skb to send next, by its time_to_send.
     fn peek_time(&self) -> Option<u64> {
-        self.queue.with_front(time_to_send)
+        self.queue.with_front(|skb| time_to_send(skb))
     }
 }
 
@@ -685,10 +685,10 @@ impl FqSchedData {
     }
 
     /// `flow_queue_add()`.
-    fn flow_queue_add(f: &mut Flow, skb: SkBuff) {
+    fn flow_queue_add(f: &mut Flow, skb: Queued<Fq>) {
         let t = time_to_send(&skb);
-        match f.queue.with_back(time_to_send) {
-            Some(tail) if t < tail => f.queue.insert_sorted_by_key(skb, time_to_send),
+        match f.queue.with_back(|skb| time_to_send(skb)) {
+            Some(tail) if t < tail => f.queue.insert_sorted_by_key(skb, |skb| time_to_send(skb)),
             _ => f.queue.push_back(skb),
         }
     }
@@ -741,7 +741,7 @@ impl FqSchedData {
 
     /// `fq_dequeue()`.
     #[inline]
-    fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<SkBuff> {
+    fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<Queued<Fq>> {
         if sch.qlen() == 0 {
             return None;
         }
@@ -1166,17 +1166,17 @@ impl QdiscOps for Fq {
     }
 
     #[inline]
-    fn enqueue(
-        sch: &Qdisc<Self>,
+    fn enqueue<'a>(
+        sch: &'a Qdisc<Self>,
         q: &mut FqSchedData,
-        mut skb: SkBuff,
+        mut skb: Incoming<'a, Self>,
         to_free: &mut ToFree<'_>,
-    ) -> XmitStatus {
+    ) -> XmitStatus<'a> {
         let band = q.cfg.prio2band[skb.priority() as usize & TC_PRIO_MAX];
         if q.band_pkt_count[band as usize & BAND_MASK] >= sch.limit() {
             let drops = &mut q.stat_band_drops[band as usize & BAND_MASK];
             *drops = drops.wrapping_add(1);
-            return to_free.drop(sch, skb, DropReason::FqBandLimit);
+            return to_free.drop(skb, DropReason::FqBandLimit);
         }
 
         let now = ktime_get_ns();
@@ -1188,7 +1188,7 @@ impl QdiscOps for Fq {
             if tstamp as i64 > now.wrapping_add(q.cfg.horizon) as i64 {
                 if q.cfg.horizon_drop != 0 {
                     q.stat_horizon_drops = q.stat_horizon_drops.wrapping_add(1);
-                    return to_free.drop(sch, skb, DropReason::FqHorizonLimit);
+                    return to_free.drop(skb, DropReason::FqHorizonLimit);
                 }
                 q.stat_horizon_caps = q.stat_horizon_caps.wrapping_add(1);
                 skb.set_tstamp(now.wrapping_add(q.cfg.horizon));
@@ -1198,10 +1198,10 @@ impl QdiscOps for Fq {
         }
 
         let Some((fi, mut f, mut cfg, unthrottle)) = q.fq_classify(sch, &mut skb, now) else {
-            sch.account_enqueue(&skb);
+            let (skb, status) = skb.queue();
             q.internal.qlen = q.internal.qlen.wrapping_add(1);
             FqSchedData::flow_queue_add(&mut q.internal, skb);
-            return XmitStatus::SUCCESS;
+            return status;
         };
         if unthrottle {
             q.fq_flow_unset_throttled(fi);
@@ -1210,7 +1210,7 @@ impl QdiscOps for Fq {
         // C compares `int qlen` with `u32 flow_plimit` as unsigned.
         if f.qlen as u32 >= cfg.flow_plimit {
             q.stat_flows_plimit = q.stat_flows_plimit.wrapping_add(1);
-            return to_free.drop(sch, skb, DropReason::FqFlowLimit);
+            return to_free.drop(skb, DropReason::FqFlowLimit);
         }
         // As in C, a detached flow joins the new list of the band it had (0
         // for a new flow), not of this packet's band.
@@ -1227,7 +1227,7 @@ impl QdiscOps for Fq {
         let was_empty = f.qlen == 0;
         f.qlen = f.qlen.wrapping_add(1);
         set_skb_band(&mut skb, band);
-        sch.account_enqueue(&skb);
+        let (skb, status) = skb.queue();
         FqSchedData::flow_queue_add(f, skb);
         if was_empty {
             q.inactive_flows = q.inactive_flows.wrapping_sub(1);
@@ -1237,11 +1237,11 @@ impl QdiscOps for Fq {
         }
         let count = &mut q.band_pkt_count[band as usize & BAND_MASK];
         *count = count.wrapping_add(1);
-        XmitStatus::SUCCESS
+        status
     }
 
     #[inline]
-    fn dequeue(sch: &Qdisc<Self>, q: &mut FqSchedData) -> Option<SkBuff> {
+    fn dequeue(sch: &Qdisc<Self>, q: &mut FqSchedData) -> Option<Queued<Self>> {
         q.fq_dequeue(sch)
     }
 

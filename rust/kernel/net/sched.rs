@@ -27,6 +27,14 @@
 //! - change runs under RTNL without the root lock: it gets a
 //!   [`QdiscChange`], whose [`QdiscChange::with_lock`] takes the lock for
 //!   the duration of a closure that cannot take it again.
+//!
+//! # Queue counts
+//!
+//! The parents of a qdisc keep their active classes by its `qlen`, so the
+//! count follows the skbs by type: enqueue gets an [`Incoming`] and
+//! returns the [`XmitStatus`] that only [`Incoming::queue`] (counted, a
+//! [`Queued`] to keep) or [`ToFree::drop`] (not counted) makes, and
+//! dequeue returns a [`Queued`], which its adapter uncounts.
 
 use crate::{
     alloc::{Flags, KBox},
@@ -34,7 +42,7 @@ use crate::{
     error::{from_result, to_result, Result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     net::netlink::{ExtAck, NlAttr, NlMsg},
-    net::skbuff::{DropReason, SkBuff},
+    net::skbuff::{DropReason, OwnedSkb, SkBuff},
     page::PAGE_SIZE,
     prelude::*,
     str::CStr,
@@ -44,7 +52,7 @@ use crate::{
 use core::{
     marker::PhantomData,
     mem::{size_of, MaybeUninit},
-    ops::Deref,
+    ops::{Deref, DerefMut},
     ptr::{self, NonNull},
     sync::atomic::{AtomicBool, Ordering},
 };
@@ -84,13 +92,112 @@ pub fn jiffies_to_usecs(j: u64) -> u32 {
     unsafe { bindings::jiffies_to_usecs(j as _) }
 }
 
-/// The result of an enqueue (`NET_XMIT_*`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct XmitStatus(c_int);
+/// The result of one enqueue (`NET_XMIT_*`), for the skb it was given.
+///
+/// There is no constructor: [`Incoming::queue`] (`NET_XMIT_SUCCESS`) and
+/// [`ToFree::drop`] (`NET_XMIT_DROP`) make the one status of a call from
+/// its one [`Incoming`], so an enqueue reports success exactly when it
+/// counted one more packet, as the parents' class accounting (DRR, ETS,
+/// HFSC, QFQ activate a class on a success that took the child's `qlen`
+/// from 0) requires. `'a` is invariant and only the adapter's call has it:
+/// a status cannot be kept and returned by a later call.
+pub struct XmitStatus<'a>(c_int, PhantomData<fn(&'a ()) -> &'a ()>);
 
-impl XmitStatus {
-    /// The packet was queued (`NET_XMIT_SUCCESS`).
-    pub const SUCCESS: Self = Self(bindings::NET_XMIT_SUCCESS as c_int);
+/// The skb an enqueue is given, not yet counted by the qdisc: it becomes
+/// a [`Queued`] (and the call's success) through [`Incoming::queue`], or
+/// is dropped through [`ToFree::drop`].
+///
+/// Derefs to the [`SkBuff`], so the qdisc reads and edits it first (cb,
+/// timestamp, hash). `'a` ties it to the call, like its [`XmitStatus`].
+pub struct Incoming<'a, T: QdiscOps> {
+    skb: SkBuff,
+    sch: &'a Qdisc<T>,
+    _p: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl<'a, T: QdiscOps> Incoming<'a, T> {
+    /// Counts the skb as queued in its qdisc (`sch->q.qlen++` and the
+    /// backlog in bytes, `qdisc_qstats_backlog_inc()`) and returns it as a
+    /// [`Queued`] for the qdisc to keep, with the call's success.
+    #[inline]
+    pub fn queue(self) -> (Queued<T>, XmitStatus<'a>) {
+        let q = self.sch.as_ptr();
+        let len = self.skb.qdisc_pkt_len();
+        // SAFETY: The qdisc is valid and locked for the call (type
+        // invariant of `Qdisc`); place expressions on the two fields. The
+        // qdiscs of this trait keep their statistics in the qdisc, not per
+        // CPU.
+        unsafe {
+            (*q).q.qlen = (*q).q.qlen.wrapping_add(1);
+            (*q).qstats.backlog = (*q).qstats.backlog.wrapping_add(len);
+        }
+        (
+            Queued(self.skb, PhantomData),
+            XmitStatus(bindings::NET_XMIT_SUCCESS as c_int, PhantomData),
+        )
+    }
+}
+
+impl<T: QdiscOps> Deref for Incoming<'_, T> {
+    type Target = SkBuff;
+
+    #[inline]
+    fn deref(&self) -> &SkBuff {
+        &self.skb
+    }
+}
+
+impl<T: QdiscOps> DerefMut for Incoming<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.skb
+    }
+}
+
+/// An skb counted in the queue length and backlog of a qdisc of `T`: made
+/// only by [`Incoming::queue`], and the only kind of skb `dequeue` can
+/// return, so the adapters uncount exactly what was counted.
+///
+/// Dropping one frees the skb and leaves it counted: the qdisc's reset
+/// (whose adapter zeroes the counts after it) is where a qdisc drops what
+/// it holds. Anywhere else the count stays above what is queued, and the
+/// parents see a qdisc that does not send what it counts (a stall of its
+/// class, as with a C qdisc that miscounts), never one that holds more than
+/// it counts.
+#[repr(transparent)]
+pub struct Queued<T: QdiscOps>(SkBuff, PhantomData<fn() -> T>);
+
+impl<T: QdiscOps> Deref for Queued<T> {
+    type Target = SkBuff;
+
+    #[inline]
+    fn deref(&self) -> &SkBuff {
+        &self.0
+    }
+}
+
+impl<T: QdiscOps> DerefMut for Queued<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.0
+    }
+}
+
+// SAFETY: `Queued<T>` is a transparent `SkBuff` that owns its reference;
+// `into_raw` gives it up and `from_raw` takes back only what `into_raw` of
+// a `Queued<T>` gave (the trait's contract), so the count it stands for is
+// neither made nor lost on the way.
+unsafe impl<T: QdiscOps> OwnedSkb for Queued<T> {
+    #[inline]
+    fn into_raw(self) -> NonNull<bindings::sk_buff> {
+        self.0.into_raw()
+    }
+
+    #[inline]
+    unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
+        // SAFETY: The caller gives us the reference a `Queued<T>` held.
+        Self(unsafe { SkBuff::from_raw(ptr) }, PhantomData)
+    }
 }
 
 /// The list of skbs an enqueue drops, freed by the stack after the qdisc
@@ -182,45 +289,28 @@ impl<T: QdiscOps> Qdisc<T> {
         unsafe { (*self.as_ptr()).q.qlen }
     }
 
-    /// Accounts `skb` as queued: `sch->q.qlen++` and the backlog in bytes.
-    /// Enqueue calls it for each skb it stores; the adapters uncount the
-    /// skbs that leave (see [`QdiscLocked::drop_to_limit`]).
-    #[inline]
-    pub fn account_enqueue(&self, skb: &SkBuff) {
-        let len = skb.qdisc_pkt_len();
-        // SAFETY: As for `limit`. The qdiscs of this trait keep their
-        // statistics in the qdisc, not per CPU (`qdisc_qstats_backlog_inc()`).
-        unsafe {
-            (*self.as_ptr()).q.qlen = (*self.as_ptr()).q.qlen.wrapping_add(1);
-            (*self.as_ptr()).qstats.backlog = (*self.as_ptr()).qstats.backlog.wrapping_add(len);
-        }
-    }
-
-    /// Accounts `skb`, which `dequeue` returns or
-    /// [`QdiscLocked::drop_to_limit`] drops, as no longer queued. Only the
-    /// adapters call it, so a qdisc cannot lower its count for an skb that
-    /// did not leave. A count already at zero stays there (an skb that was
-    /// never counted).
-    #[inline]
-    fn uncount(&self, skb: &SkBuff) {
-        let len = skb.qdisc_pkt_len();
-        let q = self.as_ptr();
-        // SAFETY: As for `account_enqueue`: place expressions on the two
-        // fields, no reference to the whole qdisc, whose `state` other CPUs
-        // change atomically meanwhile.
-        unsafe {
-            if (*q).q.qlen != 0 {
-                (*q).q.qlen -= 1;
-                (*q).qstats.backlog = (*q).qstats.backlog.saturating_sub(len);
-            }
-        }
-    }
-
-    /// `T::dequeue`, with the skb it returns accounted as gone.
+    /// `T::dequeue`, with the skb it returns uncounted: `sch->q.qlen--`
+    /// and the backlog in bytes. Only the adapters call it, so a qdisc
+    /// cannot lower its count for an skb that did not leave. A count
+    /// already at zero means the skb is not counted (a `Queued` kept across
+    /// a reset): it is freed rather than sent, so no parent ever sees a
+    /// packet leave a qdisc it believes empty.
     #[inline]
     fn dequeue_counted(&self, q: &mut T::Data) -> Option<SkBuff> {
-        let skb = T::dequeue(self, q)?;
-        self.uncount(&skb);
+        let skb = T::dequeue(self, q)?.0;
+        let len = skb.qdisc_pkt_len();
+        let p = self.as_ptr();
+        // SAFETY: The qdisc is valid and locked (type invariant); place
+        // expressions on the two fields, no reference to the whole qdisc,
+        // whose `state` other CPUs change atomically meanwhile.
+        unsafe {
+            if (*p).q.qlen == 0 {
+                drop(skb);
+                return None;
+            }
+            (*p).q.qlen -= 1;
+            (*p).qstats.backlog = (*p).qstats.backlog.saturating_sub(len);
+        }
         Some(skb)
     }
 
@@ -412,25 +502,26 @@ impl<T: QdiscOps> QdiscLocked<'_, T> {
 }
 
 impl ToFree<'_> {
-    /// Drops `skb` from an enqueue: counts it in the qdisc's drops and puts
-    /// it on the list to free with `reason` (`qdisc_drop_reason()`).
+    /// Drops `skb`, the enqueue's packet: counts it in the qdisc's drops
+    /// and puts it on the list to free with `reason`
+    /// (`qdisc_drop_reason()`). Returns the call's `NET_XMIT_DROP`.
     #[inline]
-    pub fn drop<T: QdiscOps>(
+    pub fn drop<'a, T: QdiscOps>(
         &mut self,
-        sch: &Qdisc<T>,
-        skb: SkBuff,
+        skb: Incoming<'a, T>,
         reason: DropReason,
-    ) -> XmitStatus {
-        // SAFETY: `skb` is ours to give away, `sch` is valid and locked and
-        // `ptr` is the enqueue's free list.
-        XmitStatus(unsafe {
+    ) -> XmitStatus<'a> {
+        // SAFETY: `skb` is ours to give away, its qdisc is valid and locked
+        // and `ptr` is the enqueue's free list.
+        let r = unsafe {
             bindings::qdisc_drop_reason(
-                skb.into_raw().as_ptr(),
-                sch.as_ptr(),
+                skb.skb.into_raw().as_ptr(),
+                skb.sch.as_ptr(),
                 self.ptr,
                 reason.as_raw(),
             )
-        })
+        };
+        XmitStatus(r, PhantomData)
     }
 }
 
@@ -502,18 +593,19 @@ pub trait QdiscOps: Sized + 'static {
         extack: &mut ExtAck<'_>,
     ) -> Result<Self::Data>;
 
-    /// Queues `skb`, or drops it through `to_free`.
-    fn enqueue(
-        sch: &Qdisc<Self>,
+    /// Queues `skb` ([`Incoming::queue`]), or drops it through `to_free`.
+    fn enqueue<'a>(
+        sch: &'a Qdisc<Self>,
         q: &mut Self::Data,
-        skb: SkBuff,
+        skb: Incoming<'a, Self>,
         to_free: &mut ToFree<'_>,
-    ) -> XmitStatus;
+    ) -> XmitStatus<'a>;
 
     /// Returns the next packet to send, if one may be sent now.
-    fn dequeue(sch: &Qdisc<Self>, q: &mut Self::Data) -> Option<SkBuff>;
+    fn dequeue(sch: &Qdisc<Self>, q: &mut Self::Data) -> Option<Queued<Self>>;
 
-    /// Drops every queued packet and forgets the flows.
+    /// Drops every queued packet (every [`Queued`] the state holds) and
+    /// forgets the flows; the adapter then zeroes the queue counts.
     fn reset(sch: &Qdisc<Self>, q: &mut Self::Data);
 
     /// Applies new options (`tc qdisc change`).
@@ -550,6 +642,11 @@ impl<T: QdiscOps> Adapter<T> {
                 Qdisc::<T>::data_mut(sch),
                 SkBuff::from_raw(NonNull::new_unchecked(skb)),
             )
+        };
+        let skb = Incoming {
+            skb,
+            sch,
+            _p: PhantomData,
         };
         let mut to_free = ToFree {
             ptr: to_free,

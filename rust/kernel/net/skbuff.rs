@@ -5,7 +5,7 @@
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 
 use crate::bindings;
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 
 /// An owned `struct sk_buff`: the holder of one reference, given back with
 /// `kfree_skb()` when dropped (a packet not sent is a drop); the paths that
@@ -421,29 +421,68 @@ impl SockRef<'_> {
     }
 }
 
-/// A FIFO of owned skbs linked through `skb->next`: no allocation to
-/// queue, as the C qdiscs do.
+/// An owner of one skb reference that an [`SkbQueue`] can hold: [`SkBuff`],
+/// or a wrapper that stands for more (a qdisc's counted
+/// [`Queued`](crate::net::sched::Queued)).
+///
+/// # Safety
+///
+/// A value owns one skb as [`SkBuff`] does (a valid `sk_buff`, its
+/// metadata, `next` included, used by nobody else); `into_raw` gives up
+/// that ownership without freeing the skb, and `from_raw` of the pointer
+/// makes the same value again.
+pub unsafe trait OwnedSkb {
+    /// Gives up ownership: the caller becomes responsible for the reference.
+    fn into_raw(self) -> NonNull<bindings::sk_buff>;
+
+    /// Takes ownership of `ptr` back.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must come from [`OwnedSkb::into_raw`] of a value of this type,
+    /// whose reference the caller hands over.
+    unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self;
+}
+
+// SAFETY: `SkBuff::into_raw` and `SkBuff::from_raw` are that pair.
+unsafe impl OwnedSkb for SkBuff {
+    #[inline]
+    fn into_raw(self) -> NonNull<bindings::sk_buff> {
+        SkBuff::into_raw(self)
+    }
+
+    #[inline]
+    unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
+        // SAFETY: By the caller's promise.
+        unsafe { SkBuff::from_raw(ptr) }
+    }
+}
+
+/// A FIFO of owned skbs (each an `S`) linked through `skb->next`: no
+/// allocation to queue, as the C qdiscs do.
 ///
 /// # Invariants
 ///
 /// `head` owns the first skb, each skb's `next` owns the following one and
 /// `tail` points at the last (null when empty); every `next` of the last
-/// skb is null. `len` is the number of skbs.
-pub struct SkbQueue {
+/// skb is null. Every skb came from [`OwnedSkb::into_raw`] of an `S`.
+/// `len` is the number of skbs.
+pub struct SkbQueue<S: OwnedSkb = SkBuff> {
     head: *mut bindings::sk_buff,
     tail: *mut bindings::sk_buff,
     len: u32,
+    _p: PhantomData<S>,
 }
 
 // SAFETY: All zeroes is two null pointers and a length of 0: the empty
 // queue, which satisfies the invariants. (Lets users zero-initialise arrays
 // of structures that embed a queue, in place.)
-unsafe impl crate::init::Zeroable for SkbQueue {}
+unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbQueue<S> {}
 
-// SAFETY: The queue owns its skbs, which may be freed from any thread.
-unsafe impl Send for SkbQueue {}
+// SAFETY: The queue owns its skbs, as a `KVec<S>` would.
+unsafe impl<S: OwnedSkb + Send> Send for SkbQueue<S> {}
 
-impl Default for SkbQueue {
+impl<S: OwnedSkb> Default for SkbQueue<S> {
     #[inline]
     fn default() -> Self {
         Self::new()
@@ -470,7 +509,7 @@ unsafe fn set_next(skb: *mut bindings::sk_buff, next: *mut bindings::sk_buff) {
     unsafe { (*skb).__bindgen_anon_1.__bindgen_anon_1.next = next };
 }
 
-impl SkbQueue {
+impl<S: OwnedSkb> SkbQueue<S> {
     /// An empty queue.
     #[inline]
     pub const fn new() -> Self {
@@ -478,6 +517,7 @@ impl SkbQueue {
             head: core::ptr::null_mut(),
             tail: core::ptr::null_mut(),
             len: 0,
+            _p: PhantomData,
         }
     }
 
@@ -495,29 +535,30 @@ impl SkbQueue {
 
     /// Calls `f` with the first skb, if any.
     #[inline]
-    pub fn with_front<R>(&self, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
+    pub fn with_front<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
         Self::with_skb(self.head, f)
     }
 
     /// Calls `f` with the last skb, if any.
     #[inline]
-    pub fn with_back<R>(&self, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
+    pub fn with_back<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
         Self::with_skb(self.tail, f)
     }
 
     #[inline]
-    fn with_skb<R>(p: *mut bindings::sk_buff, f: impl FnOnce(&SkBuff) -> R) -> Option<R> {
+    fn with_skb<R>(p: *mut bindings::sk_buff, f: impl FnOnce(&S) -> R) -> Option<R> {
         let p = NonNull::new(p)?;
-        // SAFETY: `p` is an skb the queue owns (type invariant); the
-        // temporary `SkBuff` is never dropped, so ownership stays with us.
-        let skb = core::mem::ManuallyDrop::new(unsafe { SkBuff::from_raw(p) });
+        // SAFETY: `p` is an skb the queue owns, from an `S` (type
+        // invariant); the temporary `S` is never dropped, so ownership
+        // stays with us.
+        let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(p) });
         Some(f(&skb))
     }
 
     /// Appends `skb`.
     #[inline]
-    pub fn push_back(&mut self, skb: SkBuff) {
-        let p = skb.into_raw().as_ptr();
+    pub fn push_back(&mut self, skb: S) {
+        let p = OwnedSkb::into_raw(skb).as_ptr();
         // SAFETY: `p` is now owned by the queue; `tail`, if any, is ours.
         unsafe {
             set_next(p, core::ptr::null_mut());
@@ -534,7 +575,7 @@ impl SkbQueue {
     /// Inserts `skb` after every queued skb whose `key` is not greater
     /// than its own: a stable sorted insertion when the queue is sorted.
     #[inline]
-    pub fn insert_sorted_by_key(&mut self, skb: SkBuff, key: impl Fn(&SkBuff) -> u64) {
+    pub fn insert_sorted_by_key(&mut self, skb: S, key: impl Fn(&S) -> u64) {
         let k = key(&skb);
         let mut prev: *mut bindings::sk_buff = core::ptr::null_mut();
         let mut cur = self.head;
@@ -546,7 +587,7 @@ impl SkbQueue {
             // SAFETY: `cur` is an skb of the queue.
             cur = unsafe { next_of(cur) };
         }
-        let p = skb.into_raw().as_ptr();
+        let p = OwnedSkb::into_raw(skb).as_ptr();
         // SAFETY: `p` is now ours; `prev` and `cur` are skbs of the queue
         // (or null), adjacent, and we link `p` between them.
         unsafe {
@@ -565,7 +606,7 @@ impl SkbQueue {
 
     /// Removes and returns the first skb.
     #[inline]
-    pub fn pop_front(&mut self) -> Option<SkBuff> {
+    pub fn pop_front(&mut self) -> Option<S> {
         let p = NonNull::new(self.head)?;
         // SAFETY: `p` is the queue's first skb; we unlink it and hand its
         // ownership to the caller, with `next` cleared.
@@ -576,12 +617,12 @@ impl SkbQueue {
                 self.tail = core::ptr::null_mut();
             }
             self.len = self.len.wrapping_sub(1);
-            Some(SkBuff::from_raw(p))
+            Some(S::from_raw(p))
         }
     }
 }
 
-impl Drop for SkbQueue {
+impl<S: OwnedSkb> Drop for SkbQueue<S> {
     #[inline]
     fn drop(&mut self) {
         while let Some(skb) = self.pop_front() {

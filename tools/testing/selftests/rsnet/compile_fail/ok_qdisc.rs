@@ -1,8 +1,10 @@
 // expect: ok
 // Control: a qdisc using each context as allowed compiles (so the others fail for their reason).
 use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
-use kernel::net::sched::{Qdisc, QdiscChange, QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus};
-use kernel::net::skbuff::{DropReason, SkBuff};
+use kernel::net::sched::{
+    Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
+};
+use kernel::net::skbuff::{DropReason, SkbQueue};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -18,6 +20,7 @@ struct Cf;
 
 struct State {
     n: u32,
+    held: SkbQueue<Queued<Cf>>,
 }
 
 #[vtable]
@@ -31,17 +34,31 @@ impl QdiscOps for Cf {
         _e: &mut ExtAck<'_>,
     ) -> Result<State> {
         sch.set_limit(100);
-        Ok(State { n: 0 })
+        Ok(State {
+            n: 0,
+            held: SkbQueue::new(),
+        })
     }
-    fn enqueue(sch: &Qdisc<Self>, q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
+    fn enqueue<'a>(
+        sch: &'a Qdisc<Self>,
+        q: &mut State,
+        skb: Incoming<'a, Self>,
+        f: &mut ToFree<'_>,
+    ) -> XmitStatus<'a> {
         q.n = q.n.wrapping_add(1);
-        f.drop(sch, skb, DropReason::FqFlowLimit)
+        if q.held.len() >= sch.limit() {
+            return f.drop(skb, DropReason::FqFlowLimit);
+        }
+        let (skb, status) = skb.queue();
+        q.held.push_back(skb);
+        status
     }
-    fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
-        None
+    fn dequeue(_sch: &Qdisc<Self>, q: &mut State) -> Option<Queued<Self>> {
+        q.held.pop_front()
     }
     fn reset(_sch: &Qdisc<Self>, q: &mut State) {
         q.n = 0;
+        q.held = SkbQueue::new();
     }
     fn change(sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {
         sch.with_lock(|sch, q| {

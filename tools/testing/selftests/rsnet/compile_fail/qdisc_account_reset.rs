@@ -1,8 +1,10 @@
 // expect: E0599
 // a qdisc cannot zero its own queue count (the reset adapter does, after reset).
 use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
-use kernel::net::sched::{Qdisc, QdiscChange, QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus};
-use kernel::net::skbuff::{DropReason, SkBuff};
+use kernel::net::sched::{
+    Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
+};
+use kernel::net::skbuff::DropReason;
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -32,10 +34,15 @@ impl QdiscOps for Cf {
     ) -> Result<State> {
         Ok(State { n: 0 })
     }
-    fn enqueue(sch: &Qdisc<Self>, _q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
-        f.drop(sch, skb, DropReason::FqFlowLimit)
+    fn enqueue<'a>(
+        sch: &'a Qdisc<Self>,
+        _q: &mut State,
+        skb: Incoming<'a, Self>,
+        f: &mut ToFree<'_>,
+    ) -> XmitStatus<'a> {
+        f.drop(skb, DropReason::FqFlowLimit)
     }
-    fn dequeue(sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
+    fn dequeue(sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         sch.account_reset();
         None
     }

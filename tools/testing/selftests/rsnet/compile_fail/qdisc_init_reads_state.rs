@@ -1,8 +1,10 @@
 // expect: E0599
 // init has no handle to the state it is about to create.
 use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
-use kernel::net::sched::{Qdisc, QdiscChange, QdiscInit, QdiscOps, StatsDump, ToFree, XmitStatus};
-use kernel::net::skbuff::{DropReason, SkBuff};
+use kernel::net::sched::{
+    Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
+};
+use kernel::net::skbuff::DropReason;
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -33,10 +35,15 @@ impl QdiscOps for Cf {
         let n = sch.lock().n;
         Ok(State { n })
     }
-    fn enqueue(sch: &Qdisc<Self>, _q: &mut State, skb: SkBuff, f: &mut ToFree<'_>) -> XmitStatus {
-        f.drop(sch, skb, DropReason::FqFlowLimit)
+    fn enqueue<'a>(
+        sch: &'a Qdisc<Self>,
+        _q: &mut State,
+        skb: Incoming<'a, Self>,
+        f: &mut ToFree<'_>,
+    ) -> XmitStatus<'a> {
+        f.drop(skb, DropReason::FqFlowLimit)
     }
-    fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<SkBuff> {
+    fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         None
     }
     fn reset(_sch: &Qdisc<Self>, _q: &mut State) {}

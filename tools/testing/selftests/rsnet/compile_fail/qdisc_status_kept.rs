@@ -1,0 +1,63 @@
+// expect: lifetime may not live long enough
+// a success cannot be kept for a later enqueue that counts nothing: XmitStatus is tied to its call.
+use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
+use kernel::net::sched::{
+    Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, ToFree, XmitStatus,
+};
+use kernel::net::skbuff::{SkBuff, SkbQueue};
+use kernel::prelude::*;
+use kernel::str::CStr;
+
+kernel::module_qdisc! {
+    type: Cf,
+    name: "cf",
+    author: "rsnet",
+    description: "compile-fail case",
+    license: "GPL",
+}
+
+struct Cf;
+
+#[derive(Default)]
+struct State {
+    held: SkbQueue<Queued<Cf>>,
+    raw: SkbQueue<SkBuff>,
+    kept: Option<XmitStatus<'static>>,
+}
+
+#[vtable]
+impl QdiscOps for Cf {
+    type Data = State;
+    const ID: &'static CStr = kernel::c_str!("cf");
+
+    fn init(
+        _sch: &mut QdiscInit<'_, Self>,
+        _o: Option<&NlAttr>,
+        _e: &mut ExtAck<'_>,
+    ) -> Result<State> {
+        Ok(State::default())
+    }
+    fn enqueue<'a>(
+        _sch: &'a Qdisc<Self>,
+        q: &mut State,
+        skb: Incoming<'a, Self>,
+        _f: &mut ToFree<'_>,
+    ) -> XmitStatus<'a> {
+        let (s, st) = skb.queue();
+        q.held.push_back(s);
+        // Keep this call's success; return the one kept by an earlier call.
+        q.kept.replace(st).unwrap()
+    }
+    fn dequeue(_sch: &Qdisc<Self>, q: &mut State) -> Option<Queued<Self>> {
+        q.held.pop_front()
+    }
+    fn reset(_sch: &Qdisc<Self>, q: &mut State) {
+        q.held = SkbQueue::new();
+    }
+    fn change(_sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {
+        Ok(())
+    }
+    fn dump(_sch: &Qdisc<Self>, _q: &State, _m: &mut NlMsg<'_>) -> Result {
+        Ok(())
+    }
+}
