@@ -50,7 +50,7 @@ const FQ_BANDS: usize = 3;
 /// indexes them without a bounds check on the data path.
 const BAND_SLOTS: usize = 4;
 const BAND_MASK: usize = BAND_SLOTS - 1;
-const TC_PRIO_MAX: usize = 15;
+const TC_PRIO_MAX: usize = uapi::TC_PRIO_MAX as usize;
 const FQ_MIN_WEIGHT: i32 = 16384;
 const NSEC_PER_USEC: u64 = 1000;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
@@ -265,9 +265,25 @@ enum ListSel {
     Old,
 }
 
-/// A classified packet's flow: its index, the flow and the configuration
-/// (borrowed apart from the rest of the qdisc), and a flag.
-type Found<'a> = (u32, &'a mut Flow, &'a Config, bool);
+/// A flow that `lookup` found or made: its index, the flow and the
+/// configuration, borrowed apart from the rest of the qdisc.
+struct Found<'a> {
+    fi: u32,
+    f: &'a mut Flow,
+    cfg: &'a Config,
+    /// Made by this lookup.
+    created: bool,
+}
+
+/// The flow `fq_classify` gives a packet, as [`Found`], and what enqueue
+/// must do to it first.
+struct Classified<'a> {
+    fi: u32,
+    f: &'a mut Flow,
+    cfg: &'a Config,
+    /// Unthrottle the flow: its socket was freed and reallocated.
+    unthrottle: bool,
+}
 
 /// The tunables, all set by attributes; copied whole so that a change is
 /// validated on a copy and applied at once.
@@ -571,20 +587,26 @@ impl FqSchedData {
         self.fq_root[b] = fi;
         self.flows = self.flows.wrapping_add(1);
         self.inactive_flows = self.inactive_flows.wrapping_add(1);
-        let (fi, f, cfg, created) = self.found(fi, true);
+        let found = self.found(fi, true);
+        let f = &mut *found.f;
         f.detached = true;
         f.age = now_j;
         f.sk = key;
         f.socket_hash = own.unwrap_or(0);
-        f.credit = cfg.initial_quantum as i32;
+        f.credit = found.cfg.initial_quantum as i32;
         f.hnext = head;
-        Some((fi, f, cfg, created))
+        Some(found)
     }
 
     /// Flow `fi` with the configuration, borrowed apart.
     #[inline]
     fn found(&mut self, fi: u32, created: bool) -> Found<'_> {
-        (fi, self.arena.get_mut(fi), &self.cfg, created)
+        Found {
+            fi,
+            f: self.arena.get_mut(fi),
+            cfg: &self.cfg,
+            created,
+        }
     }
 
     /// `fq_fastpath_check()`.
@@ -623,7 +645,12 @@ impl FqSchedData {
     /// `None` for the fast path queue (`&q->internal` in C). The flag asks
     /// the caller to unthrottle the flow (its socket was reallocated).
     #[inline]
-    fn fq_classify(&mut self, sch: &Qdisc<Fq>, skb: &mut SkBuff, now: u64) -> Option<Found<'_>> {
+    fn fq_classify(
+        &mut self,
+        sch: &Qdisc<Fq>,
+        skb: &mut SkBuff,
+        now: u64,
+    ) -> Option<Classified<'_>> {
         // The state is read once (C reads it twice: `sk_listener()`, then
         // the test for TCP_CLOSE).
         let sock = skb.sock().map(|sk| (sk.addr(), sk.state(), sk.hash()));
@@ -656,7 +683,12 @@ impl FqSchedData {
 
         // From here on `f` and `cfg` borrow all of `self`: what needs more
         // is left to the caller (the returned flag).
-        let (fi, f, cfg, created) = self.lookup(key, own_hash)?;
+        let Found {
+            fi,
+            f,
+            cfg,
+            created,
+        } = self.lookup(key, own_hash)?;
         let mut unthrottle = false;
         if created {
             if own_hash.is_some() && cfg.rate_enable {
@@ -681,7 +713,12 @@ impl FqSchedData {
                 f.time_next_packet = 0;
             }
         }
-        Some((fi, f, cfg, unthrottle))
+        Some(Classified {
+            fi,
+            f,
+            cfg,
+            unthrottle,
+        })
     }
 
     /// `flow_queue_add()`.
@@ -1197,7 +1234,13 @@ impl QdiscOps for Fq {
             set_time_to_send(&mut skb, t);
         }
 
-        let Some((fi, mut f, mut cfg, unthrottle)) = q.fq_classify(sch, &mut skb, now) else {
+        let Some(Classified {
+            fi,
+            mut f,
+            mut cfg,
+            unthrottle,
+        }) = q.fq_classify(sch, &mut skb, now)
+        else {
             let (skb, status) = skb.queue();
             q.internal.qlen = q.internal.qlen.wrapping_add(1);
             FqSchedData::flow_queue_add(&mut q.internal, skb);
@@ -1205,7 +1248,7 @@ impl QdiscOps for Fq {
         };
         if unthrottle {
             q.fq_flow_unset_throttled(fi);
-            (_, f, cfg, _) = q.found(fi, false);
+            Found { f, cfg, .. } = q.found(fi, false);
         }
         // C compares `int qlen` with `u32 flow_plimit` as unsigned.
         if f.qlen as u32 >= cfg.flow_plimit {
