@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: C against Rust (and on against off) in one VM boot,
 # interleaved, medians and ratios. Prints the tables (reStructuredText) and
-# saves them in $RSNET_CACHE/results/bench-*/bench.rst.
+# saves them in $RSNET_CACHE/results/bench-*/bench.rst; draws the charts
+# Documentation/rsnet/bench-ratios.svg and bench-slack.svg (bench-plot.sh).
 set -euo pipefail
 # The benchmark kernel (configs/bench.fragment: no lockdep, no kmemleak) and
 # an instruction-counting guest clock (vm.sh), unless told otherwise.
@@ -9,9 +10,12 @@ export KCONFIG=${KCONFIG:-bench} RSNET_ICOUNT=${RSNET_ICOUNT:-1}
 . "$(dirname "$0")/lib.sh"
 
 prepare
+# The charts are drawn on the host (bench-plot.sh).
+apt_need gnuplot-nox
 export RSNET_RESULTS=$RSNET_CACHE/results/bench-$$
 rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
 step "booting the test VM for the benchmarks (results: $RSNET_RESULTS)"
 VM_TIMEOUT=${VM_TIMEOUT:-3000} bash "$RSNET_TOP/tools/rsnet/vm.sh" \
 	"$RSNET_TOP/tools/rsnet/guest-bench.sh" "${ROUNDS:-5}" "${BENCH:-page_pool,tcp,fq}"
 [ -f "$RSNET_RESULTS/bench.rst" ] || die "benchmarks did not finish" "$LOGDIR/vm-console.log"
+bash "$RSNET_TOP/tools/rsnet/bench-plot.sh" "$RSNET_RESULTS" "$RSNET_TOP/Documentation/rsnet"

@@ -13,18 +13,7 @@ set -euo pipefail
 pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex
       bison bc libelf-dev libssl-dev cpio kmod iproute2 iperf3 ethtool
       python3-venv rsync socat busybox-static udev gcc liburing-dev)
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	step "installing Debian packages: ${missing[*]}"
-	need_root "apt-get install"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >"$LOGDIR/apt.log" 2>&1 || die "apt-get update failed" "$LOGDIR/apt.log"
-	apt-get install -y -qq "${missing[@]}" >>"$LOGDIR/apt.log" 2>&1 ||
-		die "apt-get install ${missing[*]} failed" "$LOGDIR/apt.log"
-fi
+apt_need "${pkgs[@]}"
 
 # Rust: the kernel builds `core` from source, and generates bindings with a
 # pinned bindgen.

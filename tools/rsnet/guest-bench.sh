@@ -16,6 +16,11 @@ out=$res/bench.rst
 say() { echo "$*" | tee -a "$out"; }
 med() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.3f}' if b else 'n/a')" "$1" "$2"; }
+# plot.tsv, for bench-plot.sh: one line per C-vs-Rust row,
+#   row LABEL<TAB>ns|pps<TAB>C values<TAB>Rust values   (round by round)
+# and one per timer_slack point of the wakeup sweep,
+#   slack US<TAB>C wakeups/s<TAB>Rust wakeups/s          (round by round)
+plot_row() { printf 'row\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$res/plot.tsv"; }
 # Odd rounds run C (or off) first, even rounds Rust (or on): whatever
 # drifts during a run (host load, the guest's memory) cannot favour a side.
 a_first() { (($1 % 2)); }
@@ -54,6 +59,7 @@ for i in $(seq "$ROUNDS"); do
 	done
 done
 for p in fast ring slow; do
+	plot_row "page_pool $p" ns "${PC[$p.ns]# }" "${PR[$p.ns]# }"
 	# shellcheck disable=SC2086
 	{ nc=$(med ${PC[$p.ns]}); nr=$(med ${PR[$p.ns]}); cc=$(med ${PC[$p.cy]}); cr=$(med ${PR[$p.cy]}); }
 	say "$(printf '%-11s  %-10.1f  %-10.1f  %-11s  %-9.0f  %.0f' "$p" "$nc" "$nr" "$(ratio "$nr" "$nc")" "$cc" "$cr")"
@@ -167,6 +173,7 @@ for flows in 1 1000; do
 		mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
 		say "$(printf '%-9s  %-15s  %-10.0f  %-10.0f  %s' "$flows" "${opts:-default}" "$mc" "$mr" "$(ratio "$mc" "$mr")")"
 		echo "# raw C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
+		plot_row "pktgen $flows flows${opts:+ $opts}" pps "${c[*]}" "${r[*]}"
 	done
 done
 say "=========  ===============  ==========  ==========  ============="
@@ -206,6 +213,7 @@ for cs in "1 1 0 fast path (1 flow, burst 1)" "1 64 0 1 flow, burst 64" \
 		done
 	done
 	echo "# raw fq_bench $flows/$burst/sock=$sock C: ${c[*]} Rust: ${r[*]}" >>"$res/raw.txt"
+	plot_row "fq_bench $label" ns "${c[*]}" "${r[*]}"
 	mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
 	say "$(printf '%-33s  %-10.1f  %-10.1f  %s' "$label" "$mc" "$mr" "$(ratio "$mr" "$mc")")"
 done
@@ -233,7 +241,8 @@ say "=====  ========  ========  ==========  ==========  ==========  =========="
 say "slack  C wake/s  Rust/s    C vs 0      Rust vs 0   C irq/s     Rust irq/s"
 say "=====  ========  ========  ==========  ==========  ==========  =========="
 declare -A MC MR
-for slack in 0 10us 100us; do
+# 0 to 200 us: the range bench-plot.sh draws, C and Rust on one chart.
+for slack in 0 10us 25us 50us 100us 150us 200us; do
 	c=(); r=(); ci=(); ri=()
 	for i in $(seq "$ROUNDS"); do
 		for impl in $(a_first "$i" && echo c rust || echo rust c); do
@@ -243,6 +252,7 @@ for slack in 0 10us 100us; do
 	done
 	MC[$slack]=$(med "${c[@]}"); MR[$slack]=$(med "${r[@]}")
 	echo "# raw slack $slack C: ${c[*]} Rust: ${r[*]} irqs C: ${ci[*]} Rust: ${ri[*]}" >>"$res/raw.txt"
+	printf 'slack\t%s\t%s\t%s\n' "${slack%us}" "${c[*]}" "${r[*]}" >>"$res/plot.tsv"
 	say "$(printf '%-5s  %-8.0f  %-8.0f  %-10s  %-10s  %-10.0f  %.0f' "$slack" "${MC[$slack]}" "${MR[$slack]}" \
 		"$(ratio "${MC[$slack]}" "${MC[0]}")" "$(ratio "${MR[$slack]}" "${MR[0]}")" \
 		"$(med "${ci[@]}")" "$(med "${ri[@]}")")"

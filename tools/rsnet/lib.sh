@@ -32,6 +32,20 @@ prepare() {
 		bash "$RSNET_TOP/tools/rsnet/$s.sh" || exit
 	done
 }
+# apt_need PKG...: install the Debian packages of the list that are missing.
+apt_need() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	step "installing Debian packages: ${missing[*]}"
+	need_root "apt-get install"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >"$LOGDIR/apt.log" 2>&1 || die "apt-get update failed" "$LOGDIR/apt.log"
+	apt-get install -y -qq "${missing[@]}" >>"$LOGDIR/apt.log" 2>&1 ||
+		die "apt-get install ${missing[*]} failed" "$LOGDIR/apt.log"
+}
 need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root: run as root"; }
 # The version of the kernel source package, safe in a path (virtme-ng
 # refuses some characters, e.g. the '~' of Debian versions).
