@@ -23,18 +23,21 @@
 //! Unlike C, a `change` that fails validation applies nothing: all
 //! attributes are checked before any is applied.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::alloc::{flags, KVVec};
 use kernel::c_str;
+use kernel::chunk_vec::ChunkVec;
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
-    self, jiffies, jiffies_to_usecs, ktime_get_ns, usecs_to_jiffies, ChunkVec, Incoming, Qdisc,
-    QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
+    self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
-use kernel::net::skbuff::{DropReason, SkBuff, SkbQueue};
+use kernel::net::skbuff::{tcp_state, DropReason, SkBuff, SkbQueue};
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::time::msecs_to_jiffies;
+use kernel::time::{
+    jiffies, jiffies_to_usecs, ktime_get_ns, msecs_to_jiffies, time_after, usecs_to_jiffies,
+    Jiffies,
+};
 use kernel::uapi;
 
 kernel::module_qdisc! {
@@ -54,9 +57,6 @@ const TC_PRIO_MAX: usize = uapi::TC_PRIO_MAX as usize;
 const FQ_MIN_WEIGHT: i32 = 16384;
 const NSEC_PER_USEC: u64 = 1000;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
-const TCP_CLOSE: u32 = 7;
-const TCP_LISTEN: u32 = 10;
-const TCP_NEW_SYN_RECV: u32 = 12;
 /// Limit of flows collected per lookup.
 const FQ_GC_MAX: usize = 8;
 /// Flows per arena chunk: 4 KiB of 128-byte flows, so a chunk added from
@@ -79,11 +79,6 @@ const NIL: u32 = u32::MAX;
 /// `next` of a throttled flow (not on a new/old list), C's `&throttled`.
 const THROTTLED: u32 = u32::MAX - 1;
 
-/// `time_after(a, b)`: `a` is later than `b`, wrap-safe.
-fn time_after(a: u64, b: u64) -> bool {
-    (b.wrapping_sub(a) as i64) < 0
-}
-
 /// `hash_ptr()`: the bucket of a flow key.
 fn hash_ptr(key: usize, bits: u8) -> usize {
     const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
@@ -94,22 +89,29 @@ fn hash_ptr(key: usize, bits: u8) -> usize {
         .wrapping_shr(64u32.wrapping_sub(bits as u32)) as usize
 }
 
-/// `fq_skb_cb`: time_to_send in bytes 0..8 of the qdisc cb, band in byte 8.
+kernel::qdisc_cb! {
+    /// `struct fq_skb_cb`: the packet's state in the qdisc control block.
+    struct FqSkbCb {
+        time_to_send: u64,
+        band: u8,
+        _pad: [u8; 7],
+    }
+}
+
 fn time_to_send(skb: &SkBuff) -> u64 {
-    let cb = skb.qdisc_cb();
-    u64::from_ne_bytes([cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6], cb[7]])
+    skb.qdisc_cb::<FqSkbCb>().time_to_send
 }
 
 fn set_time_to_send(skb: &mut SkBuff, t: u64) {
-    skb.qdisc_cb_mut()[..8].copy_from_slice(&t.to_ne_bytes());
+    skb.qdisc_cb_mut::<FqSkbCb>().time_to_send = t;
 }
 
 fn skb_band(skb: &SkBuff) -> usize {
-    skb.qdisc_cb()[8] as usize
+    skb.qdisc_cb::<FqSkbCb>().band as usize
 }
 
 fn set_skb_band(skb: &mut SkBuff, band: u8) {
-    skb.qdisc_cb_mut()[8] = band;
+    skb.qdisc_cb_mut::<FqSkbCb>().band = band;
 }
 
 /// Aligned as C's `____cacheline_aligned_in_smp` flows (128 bytes here):
@@ -123,7 +125,7 @@ struct Flow {
     /// sockets (C's `f->sk`).
     sk: usize,
     /// Jiffies when the flow went idle, valid while `detached`.
-    age: u64,
+    age: Jiffies,
     /// Not on any list: idle and a gc candidate (C's odd `f->age`).
     detached: bool,
     socket_hash: u32,
@@ -292,7 +294,7 @@ struct Config {
     limit: u32,
     quantum: u32,
     initial_quantum: u32,
-    flow_refill_delay: u64,
+    flow_refill_delay: Jiffies,
     flow_plimit: u32,
     flow_max_rate: u64,
     ce_threshold: u64,
@@ -325,7 +327,7 @@ pub struct FqSchedData {
     throttle_seq: u64,
     time_next_delayed_flow: u64,
     unthrottle_latency_ns: u64,
-    gc_age: u64,
+    gc_age: Jiffies,
 
     band_pkt_count: [u32; BAND_SLOTS],
     flows: u32,
@@ -499,7 +501,7 @@ impl FqSchedData {
 
     // --- flows: lookup, allocation, gc ------------------------------------
 
-    fn fq_gc_candidate(&self, f: &Flow, now_j: u64) -> bool {
+    fn fq_gc_candidate(&self, f: &Flow, now_j: Jiffies) -> bool {
         f.detached && time_after(now_j, f.age.wrapping_add(self.gc_age))
     }
 
@@ -546,7 +548,7 @@ impl FqSchedData {
     /// The rest of [`Self::lookup`]: find or create the flow of `key`,
     /// collecting idle flows met on the way.
     #[inline(never)]
-    fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: u64) -> Option<Found<'_>> {
+    fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: Jiffies) -> Option<Found<'_>> {
         let b = bucket_of(key, self.cfg.fq_trees_log);
         let mut prev = NIL;
         let mut cur = self.fq_root[b];
@@ -659,12 +661,12 @@ impl FqSchedData {
         // in TCP_CLOSE (unconnected UDP) send to many destinations: hash.
         // The low bit set keeps these keys apart from socket addresses.
         let (key, own_hash) = match sock {
-            None | Some((_, TCP_LISTEN | TCP_NEW_SYN_RECV, _)) => {
+            None | Some((_, tcp_state::LISTEN | tcp_state::NEW_SYN_RECV, _)) => {
                 let hash = skb.get_hash() & self.cfg.orphan_mask;
                 skb.orphan();
                 (((hash as usize) << 1) | 1, None)
             }
-            Some((_, TCP_CLOSE, _)) => {
+            Some((_, tcp_state::CLOSE, _)) => {
                 let hash = skb.get_hash() & self.cfg.orphan_mask;
                 (((hash as usize) << 1) | 1, None)
             }
@@ -880,7 +882,7 @@ impl FqSchedData {
             let count = &mut self.band_pkt_count[skb_band(&skb) & BAND_MASK];
             *count = count.wrapping_sub(1);
 
-            let plen = sched::pkt_len(&skb);
+            let plen = skb.qdisc_pkt_len();
             f.credit = f.credit.wrapping_sub(plen as i32);
             let pband = &mut self.band_flows[band & BAND_MASK];
             pband.credit = pband.credit.wrapping_sub(plen as i32);
@@ -1005,7 +1007,7 @@ static FQ_POLICY: [Policy; TCA_FQ_N] = {
 const DEFAULT_PRIO2BAND: [u8; TC_PRIO_MAX + 1] = [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
 
 /// Last time the obsolete defrate was warned about, to rate limit it.
-static DEFRATE_WARNED: AtomicU64 = AtomicU64::new(0);
+static DEFRATE_WARNED: AtomicUsize = AtomicUsize::new(0);
 
 /// Validates the attributes in `opt` against `old` and returns the new
 /// configuration; applies nothing.
@@ -1035,7 +1037,7 @@ fn fq_parse(opt: &NlAttr, old: &Config, extack: &mut ExtAck<'_>) -> Result<Confi
     if let Some(v) = tb.u32(uapi::TCA_FQ_FLOW_DEFAULT_RATE) {
         let now = jiffies();
         let last = DEFRATE_WARNED.load(Ordering::Relaxed);
-        if last == 0 || time_after(now, last.wrapping_add(msecs_to_jiffies(5000) as u64)) {
+        if last == 0 || time_after(now, last.wrapping_add(msecs_to_jiffies(5000))) {
             DEFRATE_WARNED.store(now, Ordering::Relaxed);
             pr_warn!("sch_fq: defrate {} ignored.\n", v);
         }
@@ -1143,7 +1145,7 @@ impl QdiscOps for Fq {
             limit: 10000,
             quantum: (2 * mtu).clamp(256, 1 << 20),
             initial_quantum: core::cmp::min(10 * mtu, 1 << 20),
-            flow_refill_delay: msecs_to_jiffies(40) as u64,
+            flow_refill_delay: msecs_to_jiffies(40),
             flow_plimit: 100,
             flow_max_rate: u64::MAX,
             ce_threshold: NSEC_PER_USEC * u32::MAX as u64,
@@ -1181,7 +1183,7 @@ impl QdiscOps for Fq {
             throttle_seq: 0,
             time_next_delayed_flow: u64::MAX,
             unthrottle_latency_ns: 0,
-            gc_age: msecs_to_jiffies(3000) as u64,
+            gc_age: msecs_to_jiffies(3000),
             band_pkt_count: [0; BAND_SLOTS],
             flows: 0,
             inactive_flows: 0,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/skbuff.h>
+#include <net/inet_ecn.h>
+#include <net/sock.h>
 
 bool rust_helper_skb_cloned(const struct sk_buff *skb)
 {
@@ -35,4 +37,19 @@ struct skb_shared_info *rust_helper_skb_shinfo(struct sk_buff *skb)
 void rust_helper_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
+}
+
+u32 rust_helper_skb_get_hash(struct sk_buff *skb)
+{
+	return skb_get_hash(skb);
+}
+
+void rust_helper_skb_orphan(struct sk_buff *skb)
+{
+	skb_orphan(skb);
+}
+
+int rust_helper_INET_ECN_set_ce(struct sk_buff *skb)
+{
+	return INET_ECN_set_ce(skb);
 }

@@ -60,10 +60,4 @@ impl StaticKeyFalse {
         // SAFETY: `self.key()` is a valid static key (type invariant).
         unsafe { bindings::static_key_disable(self.key()) };
     }
-
-    /// Returns whether the branch is on (`static_key_enabled()`).
-    pub fn is_enabled(&self) -> bool {
-        // SAFETY: `self.key()` is a valid static key (type invariant).
-        unsafe { bindings::static_key_count(self.key()) > 0 }
-    }
 }

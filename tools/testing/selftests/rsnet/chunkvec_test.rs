@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Tests of `kernel::net::sched::ChunkVec`, the flow storage of the Rust fq,
+//! Tests of `kernel::chunk_vec::ChunkVec`, the flow storage of the Rust fq,
 //! run when the module loads: loading fails with `EINVAL` if any check
 //! fails, and each check prints its result (`chunkvec.sh` reads them).
 //!
@@ -9,14 +9,14 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KBox};
-use kernel::net::sched::{ChunkVec, CHUNKVEC_LEAF};
+use kernel::chunk_vec::{ChunkVec, CHUNKVEC_LEAF};
 use kernel::prelude::*;
 
 module! {
     type: ChunkVecTest,
     name: "chunkvec_test",
     author: "rsnet",
-    description: "rsnet: tests of kernel::net::sched::ChunkVec",
+    description: "rsnet: tests of kernel::chunk_vec::ChunkVec",
     license: "GPL",
 }
 
