@@ -8,7 +8,8 @@
 #
 # PG_SRC="MIN MAX" takes IPv4 source addresses MIN..MAX in turn (one new
 # address per packet: as many flows as addresses); PG_COUNT=N stops after
-# N packets (or SECONDS, whichever comes first).
+# N packets (or SECONDS, whichever comes first). Without PG_COUNT, SIGTERM
+# stops pktgen before SECONDS (and the script still prints its count).
 set -u
 DEV=$1 DST=$2 FLOWS=$3 SECS=$4 SIZE=${5:-1000}
 PG=/proc/net/pktgen
@@ -65,7 +66,14 @@ if [ -n "${PG_COUNT:-}" ]; then
 	wait $run
 	kill $timer 2>/dev/null
 else
-	sleep "$SECS"
+	# SIGTERM ends the run before SECONDS (a caller that has measured
+	# what it needs stops it): the sleep is waited for, so the trap runs
+	# at once.
+	sleep "$SECS" &
+	s=$!
+	trap 'kill $s 2>/dev/null' TERM
+	wait $s
+	trap - TERM
 	echo stop >$PG/pgctrl
 	wait $run
 fi
