@@ -9,6 +9,8 @@
 #   make modules  only build the out-of-tree modules
 #   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5,
 #                 BENCH=page_pool,tcp,fq picks the parts)
+#   make oracle   C fq against Rust fq on the same scripts, at scale
+#                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
 #   make lint     rustfmt, clippy and checkpatch
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
@@ -19,12 +21,13 @@
 
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CHECK_VMS
+export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.
 export RSNET_VM_CMD := $(value CMD)
 
-.PHONY: all deps kernel modules check run vm bench lint clean
+.PHONY: all deps kernel modules check oracle run vm bench lint clean
 all: modules
 
 deps:
@@ -35,6 +38,11 @@ modules: kernel
 	@bash $(T)/modules.sh
 check:
 	@bash $(T)/check.sh
+# The differential oracle alone, large: 1,000 seeds x 1,000 operations per
+# implementation by default (make check runs 20 x 2,000).
+oracle:
+	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \
+		ORACLE_OPS=$${ORACLE_OPS:-1000} bash $(T)/check.sh
 run:
 	@bash $(T)/run.sh
 bench:
