@@ -7,11 +7,9 @@
                                       against the fq loaded now; records the
                                       errno, extack and dumps of each
   fq_nl.py compare RUST.json C.json   differential verdict, KTAP lines
-  fq_nl.py xstats DEV [NAME]          the fq tc_fq_qd_stats of DEV and the
-                                      qdisc's tx_packets, tx_bytes, qlen,
-                                      backlog, drops, requeues, overlimits
-                                      (from the same dump), a "name value"
-                                      line each (NAME: that value alone)
+  fq_nl.py xstats DEV [NAME]          the fq tc_fq_qd_stats of DEV, a
+                                      "name value" line each (NAME: that
+                                      field's value alone)
 
 Each fuzz set runs on a fresh qdisc: half of them as the options of
 `qdisc add` (init), half as a `qdisc change` of a default fq, so that a
@@ -33,8 +31,7 @@ NLM_F_DUMP = 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 NETLINK_EXT_ACK = 11
 NLMSGERR_ATTR_MSG = 1
-TCA_KIND, TCA_OPTIONS, TCA_XSTATS, TCA_STATS2 = 1, 2, 4, 7
-TCA_STATS_BASIC, TCA_STATS_QUEUE = 1, 3
+TCA_KIND, TCA_OPTIONS, TCA_XSTATS = 1, 2, 4
 TC_H_ROOT = 0xFFFFFFFF
 TCA_FQ_MAX = 17
 FQ_STATS = struct.Struct("=7Qq4I4Q3Q3II")
@@ -131,15 +128,6 @@ def dump(nl, ifindex, root=True):
         opts = {str(k): v.hex() for k, v in sorted(parse_attrs(attrs.get(TCA_OPTIONS, b"")).items())}
         xs = attrs.get(TCA_XSTATS)
         stats = dict(zip(FQ_STATS_NAMES, FQ_STATS.unpack(xs[:FQ_STATS.size]))) if xs else None
-        if stats is not None:
-            # The qdisc's own counters from the same message: what left it
-            # (gnet_stats_basic), what it holds and dropped (gnet_stats_queue).
-            st2 = parse_attrs(attrs.get(TCA_STATS2, b""))
-            if TCA_STATS_BASIC in st2:
-                stats["tx_bytes"], stats["tx_packets"] = struct.unpack_from("=QI", st2[TCA_STATS_BASIC])
-            if TCA_STATS_QUEUE in st2:
-                (stats["qlen"], stats["backlog"], stats["drops"], stats["requeues"],
-                 stats["overlimits"]) = struct.unpack_from("=5I", st2[TCA_STATS_QUEUE])
         return opts, stats
     return None
 
@@ -244,9 +232,9 @@ def compare(rust_file, c_file):
     return 0 if ok else 1
 
 
-def print_xstats(dev, name=None, prefix=""):
-    """Prints the fq statistics of DEV, root or child ("PREFIXname value"
-    lines, or NAME's value); False if DEV has no fq."""
+def print_xstats(dev, name=None):
+    """Prints the fq statistics of DEV, root or child ("name value" lines,
+    or NAME's value); False if DEV has no fq."""
     d = dump(Rtnl(), socket.if_nametoindex(dev), root=False)
     if not d or not d[1]:
         return False
@@ -254,7 +242,7 @@ def print_xstats(dev, name=None, prefix=""):
         print(d[1][name])
     else:
         for k, v in d[1].items():
-            print(prefix + k, v)
+            print(k, v)
     return True
 
 

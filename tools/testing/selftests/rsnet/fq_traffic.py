@@ -3,21 +3,13 @@
 """Traffic for the fq behaviour selftests.
 
   fq_traffic.py udp-send ADDR PORT COUNT SIZE [--socks K] [--prio P]
-                [--prios P,P,...] [--tos T] [--txtime-in NS]
-                [--xstats DEV [--then CMD]]
-        COUNT datagrams of SIZE bytes on each of K connected UDP sockets
-        (--prios: one socket per priority given), in turn, as fast as
-        possible. A send that fails (an ICMP error reported on the
-        connected socket) sent nothing and is not counted. With
-        --txtime-in, each carries an SO_TXTIME departure time NS
-        nanoseconds from now (CLOCK_MONOTONIC). Prints "sent N",
-        "sent_each N N ..." (per socket) and, with --xstats, then the fq
-        statistics of DEV (fq_nl.py xstats, with the qdisc's tx_packets,
-        qlen and drops): fq counts its drops as it enqueues, so they are
-        final when the last send returns. With --then, those statistics
-        are printed with "pre_" before each name, the shell command CMD
-        runs, and the statistics are printed again (no Python start
-        between the sends and the second reading).
+                [--tos T] [--txtime-in NS] [--xstats DEV]
+        COUNT datagrams of SIZE bytes on each of K connected UDP sockets,
+        as fast as possible; with --txtime-in, each carries an SO_TXTIME
+        departure time NS nanoseconds from now (CLOCK_MONOTONIC). Prints
+        "sent N" and, with --xstats, then the fq statistics of DEV (fq_nl.py
+        xstats): fq counts its drops as it enqueues, so they are final when
+        the last send returns.
   fq_traffic.py udp-recv ADDR PORT SECONDS [--ready FILE]
         counts datagrams, bytes and CE-marked ones for SECONDS from the
         first datagram (waiting at most 120 s for it); prints "packets N",
@@ -28,15 +20,9 @@
   --ready FILE: FILE is created once the socket is bound (listening), so a
   test starts its sender then, not after a guess of Python's start time.
   fq_traffic.py tcp-flows ADDR PORT SECONDS N [--prio P,P,...]
-                [--calibrate CAL --bottleneck CMD]
-        N TCP connections (each with its SO_PRIORITY) sending as fast as
-        they can; once all are connected, prints "bytes N N ...": what each
-        got acknowledged (TCP_INFO's bytes_acked) in the next SECONDS, and
-        "seconds S", how long that window really was. With --calibrate,
-        first measures for CAL seconds what the N flows offer together,
-        prints "offered BIT/S" and "bottleneck BIT/S" (a quarter of it, at
-        least 8000), and runs the shell command CMD with RATE replaced by
-        that bottleneck in bit/s before the window starts.
+        N TCP connections sending for SECONDS (each with its SO_PRIORITY);
+        prints "bytes N N ...": what each got acknowledged (sent less what
+        is still in its send queue at the end).
 
 Output is "name value" lines for the shell, and only what a command uses
 is imported: each module costs a noticeable part of a second in the
@@ -54,11 +40,10 @@ CLOCK_MONOTONIC = 1
 
 def udp_send(a):
     socks = []
-    prios = [int(p) for p in a.prios.split(",")] if a.prios else [a.prio] * a.socks
-    for prio in prios:
+    for _ in range(a.socks):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        if prio is not None:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, prio)
+        if a.prio is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, a.prio)
         if a.tos is not None:
             s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, a.tos)
         if a.txtime_in is not None:
@@ -67,12 +52,11 @@ def udp_send(a):
         socks.append(s)
     payload = b"x" * a.size
     sent = 0
-    each = [0] * len(socks)
     stop = time.monotonic() + a.for_ if a.for_ else None
     for _ in range(a.count):
         if stop and time.monotonic() > stop:
             break
-        for i, s in enumerate(socks):
+        for s in socks:
             try:
                 if a.txtime_in is not None:
                     t = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + a.txtime_in
@@ -80,19 +64,11 @@ def udp_send(a):
                 else:
                     s.send(payload)
                 sent += 1
-                each[i] += 1
             except OSError:
                 pass  # a drop reported to the sender (ENOBUFS) is fine
     print("sent", sent)
-    print("sent_each", *each)
     if a.xstats:
         import fq_nl  # pylint: disable=import-outside-toplevel
-        if a.then:
-            # The counters when the sends are done, then after CMD.
-            fq_nl.print_xstats(a.xstats, prefix="pre_")
-            sys.stdout.flush()
-            import os  # pylint: disable=import-outside-toplevel
-            os.system(a.then)
         fq_nl.print_xstats(a.xstats)
 
 
@@ -150,73 +126,40 @@ def tcp_sink(a):
         threading.Thread(target=drain, args=(c,), daemon=True).start()
 
 
-TCP_INFO_BYTES_ACKED = 120  # offset of tcpi_bytes_acked in struct tcp_info
-
-
-def acked(s):
-    info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES_ACKED + 8)
-    return struct.unpack_from("=Q", info, TCP_INFO_BYTES_ACKED)[0]
-
-
 def tcp_flows(a):
     # pylint: disable=import-outside-toplevel
-    import os
+    import fcntl
+    import termios
     import threading
     prios = [int(p) for p in a.prio.split(",")] if a.prio else [None] * a.n
-    socks = []
-    for p in prios:
-        # connect() to a numeric address, not create_connection(): its
-        # getaddrinfo() imports the idna codec, seconds in the guest.
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if p is not None:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, p)
-        s.connect((a.addr, a.port))
+    counts = [0] * a.n
+    stop = time.monotonic() + a.seconds
+
+    def run(i):
+        s = socket.create_connection((a.addr, a.port))
+        if prios[i] is not None:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, prios[i])
         # A blocked send() must not run on past the end.
         s.settimeout(0.2)
-        socks.append(s)
-    done = threading.Event()
-
-    def run(s):
         buf = b"y" * 65536
-        while not done.is_set():
-            try:
-                s.send(buf)
-            except TimeoutError:
-                pass
+        with s:
+            while time.monotonic() < stop:
+                try:
+                    counts[i] += s.send(buf)
+                except TimeoutError:
+                    pass
+            # Bytes still in the send queue (unsent or unacknowledged) were
+            # not delivered: a flow the qdisc starves still fills its
+            # socket buffer, so send()'s count alone hides the shares.
+            outq = struct.unpack("i", fcntl.ioctl(s.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
+            counts[i] -= outq
 
-    # The flows start once all are connected: every phase below is timed
-    # from when all of them send, not from this program's start.
-    threads = [threading.Thread(target=run, args=(s,)) for s in socks]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(a.n)]
     for t in threads:
         t.start()
-    if a.calibrate:
-        # What the senders offer, nothing slowing them down but the
-        # guest: the bottleneck goes to a quarter of it, so every flow
-        # can keep packets waiting in the fq whatever the kernel's speed.
-        b0 = sum(acked(s) for s in socks)
-        t0 = time.monotonic()
-        time.sleep(a.calibrate)
-        offered = (sum(acked(s) for s in socks) - b0) * 8 / (time.monotonic() - t0)
-        rate = max(int(offered / 4), 8000)
-        print("offered", int(offered))
-        print("bottleneck", rate)
-        sys.stdout.flush()
-        if os.system(a.bottleneck.replace("RATE", str(rate))):
-            raise SystemExit("cannot set the bottleneck")
-    # Bytes acknowledged (TCP_INFO) in the measured window: a flow the
-    # qdisc starves still fills its socket buffer, so send()'s count
-    # would hide the shares.
-    b0 = [acked(s) for s in socks]
-    t0 = time.monotonic()
-    time.sleep(a.seconds)
-    b1 = [acked(s) for s in socks]
-    print("seconds", f"{time.monotonic() - t0:.3f}")
-    done.set()
     for t in threads:
         t.join()
-    for s in socks:
-        s.close()
-    print("bytes", *[y - x for x, y in zip(b0, b1)])
+    print("bytes", *counts)
 
 
 class Args:
@@ -227,12 +170,12 @@ class Args:
 # attribute is its name without "--" and with "_" for "-" ("for" -> for_).
 COMMANDS = {
     "udp-send": ([("addr", str), ("port", int), ("count", int), ("size", int)],
-                 {"--socks": int, "--prio": int, "--prios": str, "--tos": int, "--txtime-in": int,
-                  "--for": float, "--xstats": str, "--then": str}),
+                 {"--socks": int, "--prio": int, "--tos": int, "--txtime-in": int,
+                  "--for": float, "--xstats": str}),
     "udp-recv": ([("addr", str), ("port", int), ("seconds", float)], {"--ready": str}),
     "tcp-sink": ([("addr", str), ("port", int)], {"--ready": str}),
     "tcp-flows": ([("addr", str), ("port", int), ("seconds", float), ("n", int)],
-                  {"--prio": str, "--calibrate": float, "--bottleneck": str}),
+                  {"--prio": str}),
 }
 
 
