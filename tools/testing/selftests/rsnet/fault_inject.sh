@@ -107,6 +107,8 @@ if [ ! -w /proc/self/fail-nth ] || [ ! -w $DBG/failslab/require-start ]; then
 	exit "$KSFT_SKIP"
 fi
 ip link add $DEV type dummy
+# Only the test's packets: no IPv6 autoconfiguration traffic on the device.
+sysctl -qw net.ipv6.conf.$DEV.disable_ipv6=1 2>/dev/null
 
 declare -A ADD CHG ERRS INJ
 for impl in rust c; do
