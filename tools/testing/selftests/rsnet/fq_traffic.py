@@ -2,18 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 """Traffic for the fq behaviour selftests.
 
-  fq_traffic.py udp-send ADDR PORT COUNT SIZE [--socks K] [--prio P]
-                [--tos T] [--txtime-in NS] [--xstats DEV]
+  fq_traffic.py udp-send ADDR PORT COUNT SIZE [--socks K] [--prio P,...]
+                [--ports N] [--for S] [--tos T] [--txtime-in NS] [--xstats DEV]
         COUNT datagrams of SIZE bytes on each of K connected UDP sockets,
-        as fast as possible; with --txtime-in, each carries an SO_TXTIME
+        as fast as possible, for at most S seconds; socket i has the i-th
+        priority of the list (cyclically) and sends to PORT + i % N (N = 1
+        unless given); with --txtime-in, each carries an SO_TXTIME
         departure time NS nanoseconds from now (CLOCK_MONOTONIC). Prints
         "sent N" and, with --xstats, then the fq statistics of DEV (fq_nl.py
         xstats): fq counts its drops as it enqueues, so they are final when
         the last send returns.
-  fq_traffic.py udp-recv ADDR PORT SECONDS [--ready FILE]
-        counts datagrams, bytes and CE-marked ones for SECONDS from the
+  fq_traffic.py udp-recv ADDR PORT SECONDS [--ports N] [--skip S]
+                [--ready FILE]
+        counts datagrams, bytes and CE-marked ones on ports PORT to
+        PORT + N - 1 for SECONDS, starting S seconds (default 0) after the
         first datagram (waiting at most 120 s for it); prints "packets N",
-        "bytes N" and "ce N", a line each.
+        "bytes N" and "ce N", a line each, then "port_bytes B0 B1 ...".
   fq_traffic.py tcp-sink ADDR PORT [--ready FILE]
         accepts TCP connections and discards what they send.
 
@@ -40,15 +44,16 @@ CLOCK_MONOTONIC = 1
 
 def udp_send(a):
     socks = []
-    for _ in range(a.socks):
+    prios = [int(p) for p in a.prio.split(",")] if a.prio else None
+    for i in range(a.socks):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        if a.prio is not None:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, a.prio)
+        if prios:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, prios[i % len(prios)])
         if a.tos is not None:
             s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, a.tos)
         if a.txtime_in is not None:
             s.setsockopt(socket.SOL_SOCKET, SO_TXTIME, struct.pack("=iI", CLOCK_MONOTONIC, 0))
-        s.connect((a.addr, a.port))
+        s.connect((a.addr, a.port + i % (a.ports or 1)))
         socks.append(s)
     payload = b"x" * a.size
     sent = 0
@@ -79,31 +84,44 @@ def ready(a):
 
 def udp_recv(a):
     import select  # pylint: disable=import-outside-toplevel
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
-    s.bind((a.addr, a.port))
+    socks = []
+    for i in range(a.ports or 1):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+        s.bind((a.addr, a.port + i))
+        socks.append(s)
     ready(a)
+    skip = a.skip or 0.0
     end = time.monotonic() + 120
+    start = None
     pkts = nbytes = ce = 0
+    port_bytes = [0] * len(socks)
     while True:
         left = end - time.monotonic()
         if left <= 0:
             break
-        r, _, _ = select.select([s], [], [], left)
-        if not r:
-            continue
-        data, anc, _, _ = s.recvmsg(65536, 64)
-        if not pkts:
-            end = time.monotonic() + a.seconds
-        pkts += 1
-        nbytes += len(data)
-        for level, typ, val in anc:
-            if level == socket.IPPROTO_IP and typ == socket.IP_TOS and val and (val[0] & 3) == 3:
-                ce += 1
+        r, _, _ = select.select(socks, [], [], left)
+        now = time.monotonic()
+        if r and start is None:
+            start = now + skip
+            end = start + a.seconds
+        elif now >= end:
+            break
+        for s in r:
+            data, anc, _, _ = s.recvmsg(65536, 64)
+            if now < start:
+                continue
+            pkts += 1
+            nbytes += len(data)
+            port_bytes[socks.index(s)] += len(data)
+            for level, typ, val in anc:
+                if level == socket.IPPROTO_IP and typ == socket.IP_TOS and val and (val[0] & 3) == 3:
+                    ce += 1
     print("packets", pkts)
     print("bytes", nbytes)
     print("ce", ce)
+    print("port_bytes", *port_bytes)
 
 
 def tcp_sink(a):
@@ -170,9 +188,10 @@ class Args:
 # attribute is its name without "--" and with "_" for "-" ("for" -> for_).
 COMMANDS = {
     "udp-send": ([("addr", str), ("port", int), ("count", int), ("size", int)],
-                 {"--socks": int, "--prio": int, "--tos": int, "--txtime-in": int,
-                  "--for": float, "--xstats": str}),
-    "udp-recv": ([("addr", str), ("port", int), ("seconds", float)], {"--ready": str}),
+                 {"--socks": int, "--prio": str, "--ports": int, "--tos": int,
+                  "--txtime-in": int, "--for": float, "--xstats": str}),
+    "udp-recv": ([("addr", str), ("port", int), ("seconds", float)],
+                 {"--ports": int, "--skip": float, "--ready": str}),
     "tcp-sink": ([("addr", str), ("port", int)], {"--ready": str}),
     "tcp-flows": ([("addr", str), ("port", int), ("seconds", float), ("n", int)],
                   {"--prio": str}),
