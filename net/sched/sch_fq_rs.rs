@@ -31,7 +31,7 @@ use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
     self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
-use kernel::net::skbuff::{tcp_state, DropReason, SkBuff, SkbQueue};
+use kernel::net::skbuff::{tcp_state, DropReason, SkBuff, SkbTimeQueue};
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::time::{
@@ -79,14 +79,12 @@ const NIL: u32 = u32::MAX;
 /// `next` of a throttled flow (not on a new/old list), C's `&throttled`.
 const THROTTLED: u32 = u32::MAX - 1;
 
-/// `hash_ptr()`: the bucket of a flow key.
-fn hash_ptr(key: usize, bits: u8) -> usize {
+/// The hash of a flow key (`hash_ptr()`'s multiplier): its low bits pick
+/// the chain, so that a chain's flows split by one more bit.
+#[inline]
+fn flow_hash(key: usize) -> usize {
     const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
-    // Wrapping forms: `bits` is 2..=19, and checked ones cost a compare
-    // and branch each with CONFIG_RUST_OVERFLOW_CHECKS.
-    (key as u64)
-        .wrapping_mul(GOLDEN_RATIO_64)
-        .wrapping_shr(64u32.wrapping_sub(bits as u32)) as usize
+    ((key as u64).wrapping_mul(GOLDEN_RATIO_64) >> 32) as usize
 }
 
 kernel::qdisc_cb! {
@@ -100,6 +98,12 @@ kernel::qdisc_cb! {
 
 fn time_to_send(skb: &SkBuff) -> u64 {
     skb.qdisc_cb::<FqSkbCb>().time_to_send
+}
+
+/// [`time_to_send`] of a queued skb, the key of a flow's queue.
+#[inline]
+fn time_to_send_q(skb: &Queued<Fq>) -> u64 {
+    time_to_send(skb)
 }
 
 fn set_time_to_send(skb: &mut SkBuff, t: u64) {
@@ -119,8 +123,9 @@ fn set_skb_band(skb: &mut SkBuff, band: u8) {
 #[derive(Zeroable)]
 #[repr(align(64))]
 struct Flow {
-    /// Packets, in time_to_send order.
-    queue: SkbQueue<Queued<Fq>>,
+    /// Packets, in time_to_send order (C's `head`/`tail` list and
+    /// `t_root` tree).
+    queue: SkbTimeQueue<Queued<Fq>>,
     /// Socket address, or `(hash << 1) | 1` for orphans and unconnected
     /// sockets (C's `f->sk`).
     sk: usize,
@@ -145,7 +150,7 @@ struct Flow {
 impl Flow {
     fn new() -> Self {
         Flow {
-            queue: SkbQueue::new(),
+            queue: SkbTimeQueue::new(),
             sk: 0,
             age: 0,
             detached: true,
@@ -167,22 +172,43 @@ impl Flow {
 
     /// `fq_peek()`: the skb to send next, by its time_to_send.
     fn peek_time(&self) -> Option<u64> {
-        self.queue.with_front(|skb| time_to_send(skb))
+        self.queue
+            .with_front(time_to_send_q, |skb| time_to_send(skb))
     }
 }
 
+/// Words of [`Arena::has_free`]: a bit for each chunk the arena can hold.
+const HAS_FREE_WORDS: usize = ARENA_LEAVES * kernel::chunk_vec::CHUNKVEC_LEAF * 64 / (64 * 64);
+/// Free masks per chunk of [`Arena::free_mask`] (4 KiB).
+const MASK_CHUNK: usize = 1024;
+const _: () = assert!(
+    CHUNK == 32
+        && HAS_FREE_WORDS * 64 == ARENA_LEAVES * kernel::chunk_vec::CHUNKVEC_LEAF
+        && ChunkVec::<u32, MASK_CHUNK, 1>::MAX_LEN >= HAS_FREE_WORDS * 64
+);
+
 /// Storage of the flows, in fixed chunks so that growing it in atomic
-/// context never moves or copies flows.
+/// context never moves or copies flows. A new flow takes the lowest free
+/// slot, so live flows gather in the low chunks and the arena gives back
+/// its top chunks as gc frees their flows (C frees each flow to its slab).
 struct Arena {
     chunks: ChunkVec<Flow, CHUNK, ARENA_LEAVES>,
-    free: u32,
+    /// The free flows of each chunk, a bit each.
+    free_mask: ChunkVec<u32, MASK_CHUNK, 1>,
+    /// The chunks with a free flow, a bit each; allocated with the first
+    /// chunk.
+    has_free: Option<KBox<[u64; HAS_FREE_WORDS]>>,
+    /// No word of `has_free` below this one has a bit set.
+    hint: usize,
 }
 
 impl Arena {
     fn new() -> Self {
         Arena {
             chunks: ChunkVec::new(),
-            free: NIL,
+            free_mask: ChunkVec::new(),
+            has_free: None,
+            hint: 0,
         }
     }
 
@@ -200,44 +226,77 @@ impl Arena {
         self.chunks.get_mut(i as usize)
     }
 
+    /// Marks chunk `c` as having a free flow or not.
+    fn set_has_free(&mut self, c: usize, free: bool) {
+        if let Some(words) = self.has_free.as_mut() {
+            let (w, bit) = (c / 64, 1u64 << (c % 64));
+            if free {
+                words[w] |= bit;
+                self.hint = self.hint.min(w);
+            } else {
+                words[w] &= !bit;
+            }
+        }
+    }
+
     /// Adds a chunk of free flows (GFP_ATOMIC: called from enqueue).
     fn grow(&mut self) -> Result {
-        let base = self.capacity() as u32;
-        // Zeroed in place: a chunk is too big to build on the stack.
-        let mut chunk = KBox::init(
-            kernel::init::zeroed::<[Flow; CHUNK]>(),
-            flags::GFP_ATOMIC | flags::__GFP_NOWARN,
-        )?;
-        for (i, f) in (0..CHUNK as u32).zip(chunk.iter_mut()) {
-            *f = Flow::new();
-            f.hnext = if i + 1 < CHUNK as u32 {
-                base + i + 1
-            } else {
-                self.free
-            };
+        let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
+        let c = self.chunks.len() / CHUNK;
+        if self.has_free.is_none() {
+            self.has_free = Some(KBox::init(kernel::init::zeroed(), gfp)?);
         }
-        self.chunks
-            .push_chunk(chunk, flags::GFP_ATOMIC | flags::__GFP_NOWARN)?;
-        self.free = base;
+        if self.free_mask.len() <= c {
+            let masks = KBox::init(kernel::init::zeroed::<[u32; MASK_CHUNK]>(), gfp)?;
+            self.free_mask.push_chunk(masks, gfp)?;
+        }
+        // Zeroed in place: a chunk is too big to build on the stack.
+        let mut chunk = KBox::init(kernel::init::zeroed::<[Flow; CHUNK]>(), gfp)?;
+        for f in chunk.iter_mut() {
+            *f = Flow::new();
+        }
+        self.chunks.push_chunk(chunk, gfp)?;
+        *self.free_mask.get_mut(c) = u32::MAX;
+        self.set_has_free(c, true);
         Ok(())
     }
 
+    /// Takes the lowest free flow, if any.
     fn alloc(&mut self) -> Option<u32> {
-        let i = self.free;
-        if i == NIL {
-            return None;
+        let words = self.has_free.as_mut()?;
+        let used = self.chunks.len() / CHUNK;
+        let w = (self.hint..used.div_ceil(64)).find(|&w| words[w] != 0)?;
+        self.hint = w;
+        let c = w * 64 + words[w].trailing_zeros() as usize;
+        let mask = self.free_mask.get_mut(c);
+        let slot = mask.trailing_zeros() as usize;
+        *mask &= mask.wrapping_sub(1);
+        if *mask == 0 {
+            words[w] &= !(1u64 << (c % 64));
         }
-        self.free = self.get(i).hnext;
+        let i = (c * CHUNK + slot) as u32;
         *self.get_mut(i) = Flow::new();
         Some(i)
     }
 
+    /// Frees flow `i`, then the top chunks that hold no flow but one.
     fn release(&mut self, i: u32) {
-        let free = self.free;
-        let f = self.get_mut(i);
-        f.queue = SkbQueue::new();
-        f.hnext = free;
-        self.free = i;
+        self.get_mut(i).queue = SkbTimeQueue::new();
+        let c = i as usize / CHUNK;
+        let mask = self.free_mask.get_mut(c);
+        let was_full = *mask == 0;
+        *mask |= 1 << (i as usize % CHUNK);
+        if was_full {
+            self.set_has_free(c, true);
+        }
+        loop {
+            let top = self.chunks.len() / CHUNK;
+            if top <= 1 || *self.free_mask.get(top - 1) != u32::MAX {
+                break;
+            }
+            self.set_has_free(top - 1, false);
+            drop(self.chunks.pop_chunk());
+        }
     }
 }
 
@@ -318,7 +377,7 @@ pub struct FqSchedData {
     internal: Flow,
     stat_fastpath_packets: u64,
     arena: Arena,
-    fq_root: KVVec<u32>,
+    fq_root: Buckets,
     /// Throttled flows, a binary min-heap of flow indices; `delayed_len`
     /// entries are used, the rest are spare (added with the arena's
     /// chunks, one entry per flow).
@@ -345,26 +404,128 @@ pub struct FqSchedData {
     stat_allocation_errors: u64,
 }
 
-/// The flow chains of `buckets` = 2^`log` (C's rbtrees): twice as many
-/// chains as C has trees, in the memory of C's `rb_root` array (`u32`
-/// heads). Chains are walked node by node where a tree halves its search,
-/// so they are kept short: 1,000 random sockets in 2,048 chains cost 1.22
-/// probes a lookup, in 1,024 chains 1.53.
-fn chains_log(log: u8) -> u8 {
-    log.wrapping_add(1)
+/// Chain heads per chunk of [`Buckets::ext`] (4 KiB).
+const EXT_CHUNK: usize = 1024;
+/// Leaves of [`Buckets::ext`]: 2 * 512 * 1024 chains, one per flow the
+/// arena can hold.
+const EXT_LEAVES: usize = 2;
+
+/// The flow chains (C's `fq_root` rbtrees), a linear-hashing table that
+/// grows with the flows. It starts with 2^(`log` + 1) chains for
+/// `buckets` = 2^`log` (twice C's trees, in the memory of C's `rb_root`
+/// array: `u32` heads), allocated in process context. Each flow added
+/// beyond one per chain splits the next chain in turn in two, the new
+/// chain's head taken from `ext`, which grows by 4 KiB chunks; so a chain
+/// holds about one flow at any number of flows (lookup O(1) expected,
+/// where C's trees cost O(log n)), and no split needs more than an
+/// order-0 allocation. A split that cannot allocate is skipped: chains
+/// get longer, no flow is refused.
+struct Buckets {
+    /// The first chains.
+    base: KVVec<u32>,
+    /// The chains added by splits: chain `base.len() + i` is `ext[i]`.
+    ext: ChunkVec<u32, EXT_CHUNK, EXT_LEAVES>,
+    /// `n - 1` for the `n` chains of the current round (a power of two).
+    mask: usize,
+    /// The next chain to split; chains below it are split this round.
+    split: usize,
 }
 
-/// The chain of flow key `key` with 2^`log` buckets.
-fn bucket_of(key: usize, log: u8) -> usize {
-    hash_ptr(key, chains_log(log))
-}
+impl Buckets {
+    /// 2^(`log` + 1) empty chains (GFP_KERNEL: init and change only).
+    fn new(log: u8) -> Result<Self> {
+        let n = 1usize << log.wrapping_add(1);
+        Ok(Buckets {
+            base: KVVec::from_elem(NIL, n, flags::GFP_KERNEL)?,
+            ext: ChunkVec::new(),
+            mask: n - 1,
+            split: 0,
+        })
+    }
 
-fn new_buckets(log: u8) -> Result<KVVec<u32>> {
-    Ok(KVVec::from_elem(
-        NIL,
-        1usize << chains_log(log),
-        flags::GFP_KERNEL,
-    )?)
+    /// The number of chains.
+    fn len(&self) -> usize {
+        self.mask + 1 + self.split
+    }
+
+    /// The chain of flow key `key`.
+    #[inline]
+    fn chain_of(&self, key: usize) -> usize {
+        let h = flow_hash(key);
+        let b = h & self.mask;
+        if b < self.split {
+            h & (self.mask << 1 | 1)
+        } else {
+            b
+        }
+    }
+
+    #[inline]
+    fn head(&self, b: usize) -> u32 {
+        match self.base.get(b) {
+            Some(&h) => h,
+            None => *self.ext.get(b - self.base.len()),
+        }
+    }
+
+    #[inline]
+    fn set_head(&mut self, b: usize, fi: u32) {
+        match self.base.get_mut(b) {
+            Some(h) => *h = fi,
+            None => *self.ext.get_mut(b - self.base.len()) = fi,
+        }
+    }
+
+    /// Back to the first chains, all empty; the extension is freed.
+    fn clear(&mut self) {
+        self.base.iter_mut().for_each(|h| *h = NIL);
+        self.ext = ChunkVec::new();
+        self.mask = self.base.len() - 1;
+        self.split = 0;
+    }
+
+    /// Splits the next chain (GFP_ATOMIC: called from enqueue). Returns
+    /// `false` if no chain head could be had.
+    fn split_one(&mut self, arena: &mut Arena) -> bool {
+        let n = self.mask + 1;
+        let new = n + self.split;
+        if new - self.base.len() >= self.ext.len() {
+            let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
+            if self.ext.is_full() {
+                return false;
+            }
+            let Ok(chunk) = KBox::init(kernel::init::zeroed::<[u32; EXT_CHUNK]>(), gfp) else {
+                return false;
+            };
+            if self.ext.push_chunk(chunk, gfp).is_err() {
+                return false;
+            }
+        }
+        let old = self.split;
+        let wide = self.mask << 1 | 1;
+        let (mut keep, mut moved) = (NIL, NIL);
+        let mut cur = self.head(old);
+        while cur != NIL {
+            let f = arena.get_mut(cur);
+            let next = f.hnext;
+            if flow_hash(f.sk) & wide == new {
+                f.hnext = moved;
+                moved = cur;
+            } else {
+                f.hnext = keep;
+                keep = cur;
+            }
+            cur = next;
+        }
+        self.set_head(old, keep);
+        self.set_head(new, moved);
+        self.split += 1;
+        if self.split == n {
+            self.mask = wide;
+            self.split = 0;
+        }
+        true
+    }
 }
 
 impl FqSchedData {
@@ -507,6 +668,17 @@ impl FqSchedData {
 
     /// Grows the arena by one chunk, with heap room for all its flows
     /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
+    /// Frees flow `fi` (collected) with the heap room the arena no longer
+    /// needs: the heap keeps one entry per flow the arena can hold.
+    fn fq_flow_free(&mut self, fi: u32) {
+        self.arena.release(fi);
+        while self.delayed.len() >= self.arena.capacity() + HEAP_CHUNK
+            && self.delayed.len() - HEAP_CHUNK >= self.delayed_len
+        {
+            drop(self.delayed.pop_chunk());
+        }
+    }
+
     fn grow(&mut self) -> Result {
         // At its most flows: fail before allocating anything.
         if self.arena.chunks.is_full() {
@@ -528,8 +700,8 @@ impl FqSchedData {
     /// created; `None` if a new flow could not be allocated (counted).
     #[inline]
     fn lookup(&mut self, key: usize, own: Option<u32>) -> Option<Found<'_>> {
-        let b = bucket_of(key, self.cfg.fq_trees_log);
-        let mut cur = self.fq_root[b];
+        let b = self.fq_root.chain_of(key);
+        let mut cur = self.fq_root.head(b);
         // jiffies is read only if an idle flow is met, as in C.
         let mut now_j = None;
         while cur != NIL {
@@ -549,9 +721,9 @@ impl FqSchedData {
     /// collecting idle flows met on the way.
     #[inline(never)]
     fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: Jiffies) -> Option<Found<'_>> {
-        let b = bucket_of(key, self.cfg.fq_trees_log);
+        let b = self.fq_root.chain_of(key);
         let mut prev = NIL;
-        let mut cur = self.fq_root[b];
+        let mut cur = self.fq_root.head(b);
         let mut collected = 0;
         while cur != NIL {
             let f = self.arena.get(cur);
@@ -561,11 +733,11 @@ impl FqSchedData {
             }
             if collected < FQ_GC_MAX && self.fq_gc_candidate(f, now_j) {
                 if prev == NIL {
-                    self.fq_root[b] = hnext;
+                    self.fq_root.set_head(b, hnext);
                 } else {
                     self.arena.get_mut(prev).hnext = hnext;
                 }
-                self.arena.release(cur);
+                self.fq_flow_free(cur);
                 collected += 1;
                 // C's u32/u64 counters, wrapping as C's do.
                 self.flows = self.flows.wrapping_sub(1);
@@ -577,18 +749,24 @@ impl FqSchedData {
             cur = hnext;
         }
 
-        if self.arena.free == NIL && self.grow().is_err() {
-            self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
-            return None;
-        }
-        let Some(fi) = self.arena.alloc() else {
+        let fi = match self.arena.alloc() {
+            Some(fi) => Some(fi),
+            None => self.grow().ok().and_then(|()| self.arena.alloc()),
+        };
+        let Some(fi) = fi else {
             self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
             return None;
         };
-        let head = self.fq_root[b];
-        self.fq_root[b] = fi;
         self.flows = self.flows.wrapping_add(1);
         self.inactive_flows = self.inactive_flows.wrapping_add(1);
+        // One chain more per flow beyond one a chain; the new flow is in
+        // none yet, and the key's chain is taken after the split.
+        let mut b = b;
+        if self.flows as usize > self.fq_root.len() && self.fq_root.split_one(&mut self.arena) {
+            b = self.fq_root.chain_of(key);
+        }
+        let head = self.fq_root.head(b);
+        self.fq_root.set_head(b, fi);
         let found = self.found(fi, true);
         let f = &mut *found.f;
         f.detached = true;
@@ -725,11 +903,7 @@ impl FqSchedData {
 
     /// `flow_queue_add()`.
     fn flow_queue_add(f: &mut Flow, skb: Queued<Fq>) {
-        let t = time_to_send(&skb);
-        match f.queue.with_back(|skb| time_to_send(skb)) {
-            Some(tail) if t < tail => f.queue.insert_sorted_by_key(skb, |skb| time_to_send(skb)),
-            _ => f.queue.push_back(skb),
-        }
+        f.queue.push(skb, time_to_send_q);
     }
 
     /// `fq_check_throttled()`.
@@ -785,7 +959,7 @@ impl FqSchedData {
             return None;
         }
         // The fast path queue goes first.
-        if let Some(skb) = self.internal.queue.pop_front() {
+        if let Some(skb) = self.internal.queue.pop_front(time_to_send_q) {
             self.internal.qlen = self.internal.qlen.wrapping_sub(1);
             sch.bstats_update(&skb);
             return Some(skb);
@@ -864,7 +1038,7 @@ impl FqSchedData {
                 self.fq_flow_set_throttled(fi);
                 continue;
             }
-            let Some(mut skb) = f.queue.pop_front() else {
+            let Some(mut skb) = f.queue.pop_front(time_to_send_q) else {
                 continue;
             };
             f.qlen = f.qlen.wrapping_sub(1);
@@ -898,40 +1072,40 @@ impl FqSchedData {
     /// `fq_reset()`: drop all packets and flows; statistics stay (the
     /// adapter zeroes the qdisc's queue counters).
     fn fq_reset(&mut self) {
-        self.internal.queue = SkbQueue::new();
+        self.internal.queue = SkbTimeQueue::new();
         self.internal.qlen = 0;
         // Dropping the arena frees every flow and its packets.
         self.arena = Arena::new();
-        for x in self.fq_root.iter_mut() {
-            *x = NIL;
-        }
+        self.fq_root.clear();
         for i in 0..FQ_BANDS {
             self.band_flows[i].new_flows = EMPTY_HEAD;
             self.band_flows[i].old_flows = EMPTY_HEAD;
             self.band_pkt_count[i] = 0;
         }
+        self.delayed = ChunkVec::new();
         self.delayed_len = 0;
         self.flows = 0;
         self.inactive_flows = 0;
         self.throttled_flows = 0;
     }
 
-    /// `fq_rehash()`: move the flows to `new` buckets, dropping idle ones.
-    fn fq_rehash(&mut self, mut new: KVVec<u32>, new_log: u8) -> KVVec<u32> {
+    /// `fq_rehash()`: move the flows to `new` buckets, dropping idle ones;
+    /// returns the old ones, to be freed outside the lock.
+    fn fq_rehash(&mut self, mut new: Buckets, new_log: u8) -> Buckets {
         let now_j = jiffies();
         let mut fcnt: u32 = 0;
         for b in 0..self.fq_root.len() {
-            let mut cur = self.fq_root[b];
+            let mut cur = self.fq_root.head(b);
             while cur != NIL {
                 let f = self.arena.get(cur);
                 let next = f.hnext;
                 if self.fq_gc_candidate(f, now_j) {
-                    self.arena.release(cur);
+                    self.fq_flow_free(cur);
                     fcnt = fcnt.wrapping_add(1);
                 } else {
-                    let nb = bucket_of(f.sk, new_log);
-                    self.arena.get_mut(cur).hnext = new[nb];
-                    new[nb] = cur;
+                    let nb = new.chain_of(f.sk);
+                    self.arena.get_mut(cur).hnext = new.head(nb);
+                    new.set_head(nb, cur);
                 }
                 cur = next;
             }
@@ -940,6 +1114,7 @@ impl FqSchedData {
         self.inactive_flows = self.inactive_flows.wrapping_sub(fcnt);
         self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(fcnt));
         core::mem::swap(&mut self.fq_root, &mut new);
+        while self.flows as usize > self.fq_root.len() && self.fq_root.split_one(&mut self.arena) {}
         self.cfg.fq_trees_log = new_log;
         new
     }
@@ -1177,7 +1352,7 @@ impl QdiscOps for Fq {
             internal: Flow::new(),
             stat_fastpath_packets: 0,
             arena: Arena::new(),
-            fq_root: new_buckets(cfg.fq_trees_log)?,
+            fq_root: Buckets::new(cfg.fq_trees_log)?,
             delayed: ChunkVec::new(),
             delayed_len: 0,
             throttle_seq: 0,
@@ -1299,7 +1474,7 @@ impl QdiscOps for Fq {
         let old = sch.with_lock(|_, q| q.cfg);
         let cfg = fq_parse(opt, &old, extack)?;
         let new_root = if cfg.fq_trees_log != old.fq_trees_log {
-            Some(new_buckets(cfg.fq_trees_log)?)
+            Some(Buckets::new(cfg.fq_trees_log)?)
         } else {
             None
         };

@@ -119,6 +119,28 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
         Ok(())
     }
 
+    /// Removes the last chunk and returns it (its elements had indices
+    /// `len() - N..len()`), freeing its leaf of the table if it was the
+    /// leaf's first; `None` if the array is empty. It allocates nothing.
+    pub fn pop_chunk(&mut self) -> Option<KBox<[T; N]>> {
+        let c = self.chunks.checked_sub(1)?;
+        // SAFETY: `c < chunks`. By the type invariant, the entry plus
+        // `c * N` is the pointer `KBox::into_raw()` gave for chunk `c`,
+        // which we own; it leaves the array below, so it is handed over once.
+        let chunk = unsafe { KBox::from_raw(self.entry(c).wrapping_add(c * N).cast::<[T; N]>()) };
+        self.chunks = c;
+        if c % CHUNKVEC_LEAF == 0 {
+            let k = c / CHUNKVEC_LEAF;
+            let leaf = core::mem::replace(&mut self.top[k], ptr::null_mut());
+            // SAFETY: Leaf `k` held chunk `c` only, so it is non-null and
+            // came from `KBox::into_raw()` of a leaf we own (invariant);
+            // INVARIANT: it is freed once, here, and `top[k]` is null now
+            // that `k * LEAF == chunks`.
+            drop(unsafe { KBox::from_raw(leaf.cast::<[*mut T; CHUNKVEC_LEAF]>()) });
+        }
+        Some(chunk)
+    }
+
     /// The table entry of chunk `c`.
     ///
     /// # Safety

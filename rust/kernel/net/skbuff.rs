@@ -16,6 +16,10 @@ use core::{marker::PhantomData, ptr::NonNull};
 /// `self.0` points at a valid `sk_buff` on which this value owns one
 /// reference, and nothing else accesses its data and metadata meanwhile
 /// (other users may only hold clones, which share the data read-only).
+///
+/// No method taking `&self` reads `next`, `prev` or `dev`: an skb in the
+/// tree of an [`SkbTimeQueue`] is lent out by reference while its `rbnode`
+/// overlays those fields.
 pub struct SkBuff(NonNull<bindings::sk_buff>);
 
 // SAFETY: An owned skb may be handed to and freed from any context and
@@ -635,6 +639,12 @@ impl<S: OwnedSkb> SkbQueue<S> {
         Self::with_skb(self.head, f)
     }
 
+    /// The first skb, or null; it stays the queue's.
+    #[inline]
+    fn head_ptr(&self) -> *mut bindings::sk_buff {
+        self.head
+    }
+
     /// Calls `f` with the last skb, if any.
     #[inline]
     pub fn with_back<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
@@ -724,6 +734,242 @@ impl<S: OwnedSkb> Drop for SkbQueue<S> {
         while let Some(skb) = self.pop_front() {
             drop(skb);
         }
+    }
+}
+
+/// Offset of `rbnode` in `struct sk_buff`.
+const RBNODE_OFFSET: usize = core::mem::offset_of!(bindings::sk_buff, __bindgen_anon_1.rbnode);
+
+/// The skb whose `rbnode` is `node` (C's `rb_to_skb()`).
+#[inline]
+fn rb_to_skb(node: *mut bindings::rb_node) -> *mut bindings::sk_buff {
+    node.wrapping_byte_sub(RBNODE_OFFSET).cast()
+}
+
+/// `&skb->rbnode`.
+#[inline]
+fn skb_rbnode(skb: *mut bindings::sk_buff) -> *mut bindings::rb_node {
+    skb.wrapping_byte_add(RBNODE_OFFSET).cast()
+}
+
+/// A queue of owned skbs in the order of a `u64` key (a departure time),
+/// held as C's sch_fq holds a flow's packets: a FIFO through `skb->next`
+/// for the skbs that come in key order, O(1) each, and an rbtree through
+/// `skb->rbnode` for those that come with a key below the FIFO's tail,
+/// O(log n) each, however long the queue.
+///
+/// The key is read by the closure each operation is given. It must give
+/// the same key for an skb as long as the skb is queued, or the order is
+/// lost; memory safety does not depend on it.
+///
+/// # Invariants
+///
+/// `list` holds the FIFO part. `root` is an rbtree of `tree_len` nodes,
+/// each the `rbnode` of an skb that came from [`OwnedSkb::into_raw`] of an
+/// `S` and is owned by this queue; `rbnode` overlays `next`, `prev` and
+/// `dev`, and every skb in the tree had `skb->dev == dev` when it was
+/// inserted.
+pub struct SkbTimeQueue<S: OwnedSkb = SkBuff> {
+    list: SkbQueue<S>,
+    root: bindings::rb_root,
+    dev: *mut bindings::net_device,
+    tree_len: u32,
+}
+
+// SAFETY: All zeroes is an empty FIFO, an empty tree (null root) and a
+// count of 0, which satisfies the invariants.
+unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbTimeQueue<S> {}
+
+// SAFETY: The queue owns its skbs, as a `KVec<S>` would; `dev` is a plain
+// value put back into skbs, never dereferenced here.
+unsafe impl<S: OwnedSkb + Send> Send for SkbTimeQueue<S> {}
+
+impl<S: OwnedSkb> Default for SkbTimeQueue<S> {
+    #[inline]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: OwnedSkb> SkbTimeQueue<S> {
+    /// An empty queue.
+    #[inline]
+    pub const fn new() -> Self {
+        Self {
+            list: SkbQueue::new(),
+            root: bindings::rb_root {
+                rb_node: core::ptr::null_mut(),
+            },
+            dev: core::ptr::null_mut(),
+            tree_len: 0,
+        }
+    }
+
+    /// Returns the number of skbs queued.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.list.len().wrapping_add(self.tree_len)
+    }
+
+    /// Returns `true` if nothing is queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.root.rb_node.is_null()
+    }
+
+    /// Adds `skb` (C's `flow_queue_add()`): at the FIFO's tail if the FIFO
+    /// is empty or `skb` does not sort before its tail, else into the tree.
+    #[inline]
+    pub fn push(&mut self, skb: S, key: impl Fn(&S) -> u64) {
+        let k = key(&skb);
+        match self.list.with_back(&key) {
+            Some(tail) if k < tail => self.insert_tree(skb, k, key),
+            _ => self.list.push_back(skb),
+        }
+    }
+
+    /// The out-of-order part of [`Self::push`].
+    #[inline(never)]
+    fn insert_tree(&mut self, skb: S, k: u64, key: impl Fn(&S) -> u64) {
+        let p = OwnedSkb::into_raw(skb).as_ptr();
+        // SAFETY: `p` is ours, not yet in the tree: `dev` is still its own.
+        let dev = unsafe { (*p).__bindgen_anon_1.__bindgen_anon_1.__bindgen_anon_1.dev };
+        if !self.root.rb_node.is_null() && dev != self.dev {
+            // The tree keeps one `dev` to put back; an skb of another
+            // device (never one qdisc's case) is sorted into the FIFO.
+            // SAFETY: `p` came from `into_raw()` of an `S` just above.
+            let skb = unsafe { S::from_raw(NonNull::new_unchecked(p)) };
+            self.list.insert_sorted_by_key(skb, key);
+            return;
+        }
+        self.dev = dev;
+        let mut parent: *mut bindings::rb_node = core::ptr::null_mut();
+        let mut link: *mut *mut bindings::rb_node = &mut self.root.rb_node;
+        // SAFETY: Every node reached from `root` is the `rbnode` of an skb
+        // this queue owns (type invariant); `link` always points at a child
+        // pointer of such a node or at `root.rb_node`. The new node gets
+        // C's `rb_link_node()` (parent, no children) and is then balanced
+        // in by `rb_insert_color()` on our root.
+        unsafe {
+            while !(*link).is_null() {
+                parent = *link;
+                let aux = Self::with_skb(rb_to_skb(parent), &key);
+                link = if k >= aux {
+                    &mut (*parent).rb_right
+                } else {
+                    &mut (*parent).rb_left
+                };
+            }
+            let node = skb_rbnode(p);
+            (*node).__rb_parent_color = parent as usize as _;
+            (*node).rb_left = core::ptr::null_mut();
+            (*node).rb_right = core::ptr::null_mut();
+            *link = node;
+            bindings::rb_insert_color(node, &mut self.root);
+        }
+        self.tree_len = self.tree_len.wrapping_add(1);
+    }
+
+    /// The key of the skb at `p`, which this queue owns.
+    ///
+    /// # Safety
+    ///
+    /// `p` is an skb of this queue.
+    #[inline]
+    unsafe fn with_skb(p: *mut bindings::sk_buff, key: impl Fn(&S) -> u64) -> u64 {
+        // SAFETY: `p` is an skb the queue owns, from an `S` (caller, type
+        // invariant); the temporary `S` is never dropped, so ownership
+        // stays with us. `&S` reads no field `rbnode` overlays (see
+        // [`SkBuff`]).
+        let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(NonNull::new_unchecked(p)) });
+        key(&skb)
+    }
+
+    /// The tree's first skb, or null.
+    #[inline]
+    fn tree_first(&self) -> *mut bindings::sk_buff {
+        if self.root.rb_node.is_null() {
+            return core::ptr::null_mut();
+        }
+        // SAFETY: `root` is a valid tree (type invariant).
+        rb_to_skb(unsafe { bindings::rb_first(&self.root) })
+    }
+
+    /// The next skb (C's `fq_peek()`): the tree's first if its key is
+    /// below the FIFO head's, else the FIFO head; and whether it is the
+    /// tree's.
+    #[inline]
+    fn front(&self, key: &impl Fn(&S) -> u64) -> Option<(*mut bindings::sk_buff, bool)> {
+        let head = self.list.head_ptr();
+        let t = self.tree_first();
+        if t.is_null() {
+            return (!head.is_null()).then_some((head, false));
+        }
+        if head.is_null() {
+            return Some((t, true));
+        }
+        // SAFETY: Both are skbs of this queue.
+        let tree_first = unsafe { Self::with_skb(t, key) < Self::with_skb(head, key) };
+        Some(if tree_first { (t, true) } else { (head, false) })
+    }
+
+    /// Calls `f` with the skb to go next (the smallest key; on a tie the
+    /// FIFO's), if any.
+    #[inline]
+    pub fn with_front<R>(&self, key: impl Fn(&S) -> u64, f: impl FnOnce(&S) -> R) -> Option<R> {
+        let (p, _) = self.front(&key)?;
+        // SAFETY: `p` is an skb of this queue; as in `with_skb()`.
+        let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(NonNull::new_unchecked(p)) });
+        Some(f(&skb))
+    }
+
+    /// Removes and returns the skb to go next (C's `fq_erase_head()`).
+    #[inline]
+    pub fn pop_front(&mut self, key: impl Fn(&S) -> u64) -> Option<S> {
+        let (p, in_tree) = self.front(&key)?;
+        if !in_tree {
+            return self.list.pop_front();
+        }
+        // SAFETY: `p` is in our tree: erased from it, its `dev` put back
+        // and the list pointers cleared, it is handed over as the `S` it
+        // came from.
+        unsafe { Some(self.take_tree_skb(p)) }
+    }
+
+    /// Unlinks `p` from the tree and returns it as an `S`.
+    ///
+    /// # Safety
+    ///
+    /// `p` is an skb in this queue's tree.
+    #[inline]
+    unsafe fn take_tree_skb(&mut self, p: *mut bindings::sk_buff) -> S {
+        // SAFETY: By the caller's promise `p`'s `rbnode` is a node of
+        // `root`. Once erased, the fields it overlaid are the skb's again:
+        // `dev` gets the value it had (type invariant), `next` and `prev`
+        // are cleared as `skb_mark_not_on_list()` would.
+        unsafe {
+            bindings::rb_erase(skb_rbnode(p), &mut self.root);
+            let l = &mut (*p).__bindgen_anon_1.__bindgen_anon_1;
+            l.next = core::ptr::null_mut();
+            l.prev = core::ptr::null_mut();
+            l.__bindgen_anon_1.dev = self.dev;
+            self.tree_len = self.tree_len.wrapping_sub(1);
+            S::from_raw(NonNull::new_unchecked(p))
+        }
+    }
+}
+
+impl<S: OwnedSkb> Drop for SkbTimeQueue<S> {
+    fn drop(&mut self) {
+        loop {
+            let t = self.tree_first();
+            if t.is_null() {
+                break;
+            }
+            // SAFETY: `t` is the first skb of our tree.
+            drop(unsafe { self.take_tree_skb(t) });
+        }
+        // The FIFO drops its own.
     }
 }
 

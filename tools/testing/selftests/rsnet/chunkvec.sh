@@ -7,7 +7,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-CHECKS=15
+CHECKS=18
 
 ktap_print_header
 ktap_set_plan $((CHECKS + 2))

@@ -176,11 +176,37 @@ fn full(t: &mut Checks) -> Result {
         "a refused push leaves the array as it was",
         v.len() == max && (0..max).all(|i| v.get(i).index == i),
     );
+    // Pop back across the leaf boundary (the second leaf is freed) and
+    // push again (it is allocated anew).
+    DROPPED.store(0, Ordering::Relaxed);
+    let keep = CHUNKVEC_LEAF - 1;
+    let mut popped_in_order = true;
+    for i in (keep..max).rev() {
+        let c = v.pop_chunk();
+        popped_in_order &= matches!(&c, Some(c) if c[0].index == i);
+        popped_in_order &= v.len() == i;
+    }
+    t.check(
+        "pop_chunk returns the last chunks in turn, each element dropped once with it",
+        popped_in_order && DROPPED.load(Ordering::Relaxed) == max - keep,
+    );
+    for i in keep..max {
+        v.push_chunk(KBox::new([Elem::new(i)], GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    t.check(
+        "after pops, pushes fill the array to MAX_LEN again",
+        v.is_full() && (0..max).all(|i| v.get(i).index == i),
+    );
     DROPPED.store(0, Ordering::Relaxed);
     drop(v);
     t.check(
         "dropping a full array drops each element once",
         DROPPED.load(Ordering::Relaxed) == max,
+    );
+    let mut e = ChunkVec::<Elem, 1, L>::new();
+    t.check(
+        "pop_chunk of an empty array is None",
+        e.pop_chunk().is_none(),
     );
     Ok(())
 }

@@ -73,6 +73,17 @@
  * operation K of every seed (the driver's self-check). verbose=1 writes
  * the observation stream with each operation's hash to the report.
  *
+ * ooo=N replaces the seeds by two runs of one flow (a connected UDP
+ * socket out of the fast path, flow_limit and limit N) fed N skbs whose
+ * EDTs defeat a walk of the flow's list: "late" enqueues one skb with the
+ * latest time first and then ascending times below it, "rand" random
+ * times. All times are in the past, so a dequeue never waits: each run
+ * dequeues everything and reports
+ *	ooo late n N deq D unordered U drops X hash H ns0 A ns1 B
+ * where U counts dequeued skbs with an EDT below the one before, H folds
+ * the dequeued ids, and A and B are the mean enqueue cost (ns) of the
+ * first and the last tenth of the skbs.
+ *
  * Init returns 0 once the report is written (rmmod the module after
  * reading it), or a negative errno.
  */
@@ -122,6 +133,10 @@ MODULE_PARM_DESC(perturb, "self-check: perturb the hash at operation K (1-based)
 static bool partial;
 module_param(partial, bool, 0444);
 MODULE_PARM_DESC(partial, "also changes with one invalid value among valid ones");
+
+static uint ooo;
+module_param(ooo, uint, 0444);
+MODULE_PARM_DESC(ooo, "instead of seeds: one flow fed this many skbs out of time order");
 
 #define OR_MAX_OPS	20000
 #define OR_BURST	32
@@ -924,12 +939,139 @@ out:
 	return err;
 }
 
+/* --- ooo: one flow, out-of-order EDTs -------------------------------- */
+
+static int ooo_options(struct oracle *o, struct sk_buff *m, u32 n)
+{
+	struct netlink_ext_ack extack = {};
+	struct nlattr *nest;
+	int err;
+
+	skb_trim(m, 0);
+	nest = nla_nest_start_noflag(m, TCA_OPTIONS);
+	nla_put_u32(m, TCA_FQ_PLIMIT, n);
+	nla_put_u32(m, TCA_FQ_FLOW_PLIMIT, n);
+	nla_put_u32(m, TCA_FQ_HORIZON, 2000 * US);
+	nla_nest_end(m, nest);
+	rtnl_lock();
+	err = o->fq_ops->change(o->sch, nest, &extack);
+	rtnl_unlock();
+	return err;
+}
+
+static int run_ooo(struct oracle *o, u32 n, bool rand)
+{
+	u64 now = ktime_get_ns(), last = 0, cost[2] = {}, t;
+	u32 i, deq = 0, unordered = 0, tenth = max(n / 10, 1U);
+	struct socket *sock = NULL;
+	struct sk_buff *m;
+	u32 leaked;
+	int err;
+
+	/* Room for the times below now, all after boot. */
+	if (now < (1ULL << 31) + 2ULL * n)
+		return -EAGAIN;
+	o->rng = 1;
+	o->hash = 1;
+	o->nskbs = 0;
+	o->drops = 0;
+	m = alloc_skb(1024, GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	err = sock_create_kern(&init_net, AF_INET, SOCK_DGRAM, IPPROTO_UDP, &sock);
+	if (err)
+		goto out;
+	/* Keyed by the socket; out of the fast path, without pacing. */
+	sock->sk->sk_state = TCP_ESTABLISHED;
+	sock->sk->sk_max_pacing_rate = 125000;
+	rtnl_lock();
+	o->sch = qdisc_create_dflt(netdev_get_tx_queue(o->ndev, 0), o->fq_ops,
+				   TC_H_ROOT, NULL);
+	if (o->sch)
+		o->root_lock = qdisc_root_sleeping_lock(o->sch);
+	rtnl_unlock();
+	err = o->sch ? ooo_options(o, m, n) : -ENOMEM;
+
+	for (i = 0; i < n && !err; i++) {
+		struct sk_buff *skb, *to_free = NULL;
+
+		skb = alloc_skb(OR_LINEAR, GFP_KERNEL);
+		if (!skb) {
+			err = -ENOMEM;
+			break;
+		}
+		skb_put_zero(skb, 64);
+		skb->mark = i;
+		skb->dev = o->ndev;
+		skb->sk = sock->sk;
+		skb->destructor = oracle_skb_destructor;
+		if (rand)
+			skb->tstamp = now - 1 - below(o, 1U << 30);
+		else	/* the latest first, then ascending below it */
+			skb->tstamp = i ? now - 2ULL * n + i : now - 1;
+		qdisc_skb_cb(skb)->pkt_len = 64;
+		o->skbs[o->nskbs++] = skb_get(skb);
+
+		t = ktime_get_ns();
+		spin_lock_bh(o->root_lock);
+		o->sch->enqueue(skb, o->sch, &to_free);
+		spin_unlock_bh(o->root_lock);
+		t = ktime_get_ns() - t;
+		if (i < tenth)
+			cost[0] += t;
+		else if (i >= n - tenth)
+			cost[1] += t;
+		drop_list(o, to_free);
+		if (!(i & 1023))
+			cond_resched();
+	}
+	while (!err) {
+		struct sk_buff *skb;
+
+		spin_lock_bh(o->root_lock);
+		skb = o->sch->dequeue(o->sch);
+		spin_unlock_bh(o->root_lock);
+		if (!skb)
+			break;
+		skb_mark_not_on_list(skb);
+		deq++;
+		if (skb->tstamp < last)
+			unordered++;
+		last = skb->tstamp;
+		fold(o, skb->mark);
+		if (skb->mark < o->nskbs && o->skbs[skb->mark] == skb) {
+			o->skbs[skb->mark] = NULL;
+			kfree_skb(skb);
+		}
+		kfree_skb(skb);
+		if (!(deq & 1023))
+			cond_resched();
+	}
+	if (!err)
+		rep(o, "ooo %s n %u deq %u unordered %u drops %u hash %016llx ns0 %llu ns1 %llu\n",
+		    rand ? "rand" : "late", n, deq, unordered, o->drops, o->hash,
+		    div_u64(cost[0], tenth), div_u64(cost[1], tenth));
+out:
+	if (sock)
+		sock->sk->sk_state = TCP_CLOSE;
+	o->socks[0] = sock;
+	seed_end(o, &leaked);
+	kfree_skb(m);
+	if (!err && leaked)
+		err = -EBADE;
+	return err;
+}
+
 static int oracle_run(struct oracle *o)
 {
 	unsigned int k, t;
 	u32 leaked;
 	int err = 0;
 
+	if (ooo) {
+		err = run_ooo(o, ooo, false);
+		return err ?: run_ooo(o, ooo, true);
+	}
 	for (k = 0; k < seeds && !err; k++) {
 		u64 s = seed + k;
 		unsigned long took = 0;
@@ -981,7 +1123,7 @@ static int __init fq_oracle_init(void)
 	o = kzalloc(sizeof(*o), GFP_KERNEL);
 	if (!o)
 		return -ENOMEM;
-	o->max_skbs = ops * OR_BURST;
+	o->max_skbs = max(ops * OR_BURST, ooo);
 	o->skbs = kvcalloc(o->max_skbs, sizeof(*o->skbs), GFP_KERNEL);
 	o->size = verbose ? OR_REPORT_V : OR_REPORT + seeds * 96;
 	o->buf = kvmalloc(o->size, GFP_KERNEL);
