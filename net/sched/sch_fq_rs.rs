@@ -189,17 +189,21 @@ const _: () = assert!(
 
 /// Storage of the flows, in fixed chunks so that growing it in atomic
 /// context never moves or copies flows. A new flow takes the lowest free
-/// slot, so live flows gather in the low chunks and the arena gives back
-/// its top chunks as gc frees their flows (C frees each flow to its slab).
+/// slot, so live flows gather in the low chunks; a chunk whose flows gc
+/// has all freed goes back to the allocator at once (C frees each flow to
+/// its slab), wherever it is, and the top ones give back their indices.
 struct Arena {
     chunks: ChunkVec<Flow, CHUNK, ARENA_LEAVES>,
-    /// The free flows of each chunk, a bit each.
+    /// The free flows of each chunk, a bit each; all set for a chunk taken
+    /// out.
     free_mask: ChunkVec<u32, MASK_CHUNK, 1>,
     /// The chunks with a free flow, a bit each; allocated with the first
     /// chunk.
     has_free: Option<KBox<[u64; HAS_FREE_WORDS]>>,
     /// No word of `has_free` below this one has a bit set.
     hint: usize,
+    /// Chunks in `chunks`, not taken out.
+    present: usize,
 }
 
 impl Arena {
@@ -209,11 +213,13 @@ impl Arena {
             free_mask: ChunkVec::new(),
             has_free: None,
             hint: 0,
+            present: 0,
         }
     }
 
+    /// Flows the arena has memory for.
     fn capacity(&self) -> usize {
-        self.chunks.len()
+        self.present * CHUNK
     }
 
     #[inline]
@@ -239,9 +245,41 @@ impl Arena {
         }
     }
 
-    /// Adds a chunk of free flows (GFP_ATOMIC: called from enqueue).
+    /// The lowest chunk with a free flow, if any.
+    fn lowest_free(&mut self) -> Option<usize> {
+        let words = self.has_free.as_ref()?;
+        let used = self.chunks.len() / CHUNK;
+        let w = (self.hint..used.div_ceil(64)).find(|&w| words[w] != 0)?;
+        self.hint = w;
+        Some(w * 64 + words[w].trailing_zeros() as usize)
+    }
+
+    /// Returns `false` if the arena holds all the flows it can.
+    fn can_grow(&mut self) -> bool {
+        self.lowest_free().is_some() || !self.chunks.is_full()
+    }
+
+    /// Gives the arena memory for one more free flow (GFP_ATOMIC: called
+    /// from enqueue): the lowest chunk taken out comes back, or a chunk is
+    /// added.
     fn grow(&mut self) -> Result {
         let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
+        // A chunk with a free flow that `alloc()` could not use was taken
+        // out; with none, at its most flows: fail before allocating.
+        if !self.can_grow() {
+            return Err(ENOMEM);
+        }
+        let back = self.lowest_free();
+        // Zeroed in place: a chunk is too big to build on the stack.
+        let mut chunk = KBox::init(kernel::init::zeroed::<[Flow; CHUNK]>(), gfp)?;
+        for f in chunk.iter_mut() {
+            *f = Flow::new();
+        }
+        if let Some(c) = back {
+            self.chunks.put_chunk(c, chunk).map_err(|_| EINVAL)?;
+            self.present += 1;
+            return Ok(());
+        }
         let c = self.chunks.len() / CHUNK;
         if self.has_free.is_none() {
             self.has_free = Some(KBox::init(kernel::init::zeroed(), gfp)?);
@@ -250,48 +288,50 @@ impl Arena {
             let masks = KBox::init(kernel::init::zeroed::<[u32; MASK_CHUNK]>(), gfp)?;
             self.free_mask.push_chunk(masks, gfp)?;
         }
-        // Zeroed in place: a chunk is too big to build on the stack.
-        let mut chunk = KBox::init(kernel::init::zeroed::<[Flow; CHUNK]>(), gfp)?;
-        for f in chunk.iter_mut() {
-            *f = Flow::new();
-        }
         self.chunks.push_chunk(chunk, gfp)?;
+        self.present += 1;
         *self.free_mask.get_mut(c) = u32::MAX;
         self.set_has_free(c, true);
         Ok(())
     }
 
-    /// Takes the lowest free flow, if any.
+    /// Takes the lowest free flow; `None` if there is none or its chunk
+    /// was taken out (then [`Self::grow`] brings it back).
     fn alloc(&mut self) -> Option<u32> {
-        let words = self.has_free.as_mut()?;
-        let used = self.chunks.len() / CHUNK;
-        let w = (self.hint..used.div_ceil(64)).find(|&w| words[w] != 0)?;
-        self.hint = w;
-        let c = w * 64 + words[w].trailing_zeros() as usize;
+        let c = self.lowest_free()?;
+        if !self.chunks.has_chunk(c) {
+            return None;
+        }
         let mask = self.free_mask.get_mut(c);
         let slot = mask.trailing_zeros() as usize;
         *mask &= mask.wrapping_sub(1);
         if *mask == 0 {
-            words[w] &= !(1u64 << (c % 64));
+            self.set_has_free(c, false);
         }
         let i = (c * CHUNK + slot) as u32;
         *self.get_mut(i) = Flow::new();
         Some(i)
     }
 
-    /// Frees flow `i`, then the top chunks that hold no flow but one.
+    /// Frees flow `i`; its chunk goes if it holds no flow now (but the
+    /// first, kept for the next flows), and the top indices that no chunk
+    /// holds go with it.
     fn release(&mut self, i: u32) {
         self.get_mut(i).queue = SkbTimeQueue::new();
         let c = i as usize / CHUNK;
         let mask = self.free_mask.get_mut(c);
         let was_full = *mask == 0;
         *mask |= 1 << (i as usize % CHUNK);
+        let empty = *mask == u32::MAX;
         if was_full {
             self.set_has_free(c, true);
         }
+        if empty && c > 0 && self.chunks.take_chunk(c).is_some() {
+            self.present -= 1;
+        }
         loop {
             let top = self.chunks.len() / CHUNK;
-            if top <= 1 || *self.free_mask.get(top - 1) != u32::MAX {
+            if top <= 1 || self.chunks.has_chunk(top - 1) {
                 break;
             }
             self.set_has_free(top - 1, false);
@@ -666,8 +706,6 @@ impl FqSchedData {
         f.detached && time_after(now_j, f.age.wrapping_add(self.gc_age))
     }
 
-    /// Grows the arena by one chunk, with heap room for all its flows
-    /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
     /// Frees flow `fi` (collected) with the heap room the arena no longer
     /// needs: the heap keeps one entry per flow the arena can hold.
     fn fq_flow_free(&mut self, fi: u32) {
@@ -679,9 +717,11 @@ impl FqSchedData {
         }
     }
 
+    /// Grows the arena by one chunk, with heap room for all its flows
+    /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
     fn grow(&mut self) -> Result {
         // At its most flows: fail before allocating anything.
-        if self.arena.chunks.is_full() {
+        if !self.arena.can_grow() {
             return Err(ENOMEM);
         }
         let want = self.arena.capacity() + CHUNK;

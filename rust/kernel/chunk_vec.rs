@@ -25,6 +25,11 @@ pub const CHUNKVEC_LEAF: usize = PAGE_SIZE / size_of::<usize>();
 /// an element costs as many dependent loads as through a one-level table
 /// on the heap. It holds at most [`Self::MAX_LEN`] elements.
 ///
+/// A chunk in the middle can be taken out ([`Self::take_chunk`]) to give
+/// its memory back while later chunks stay, and put back later
+/// ([`Self::put_chunk`]); its indices stay reserved meanwhile, and
+/// reaching one of its elements panics, as an index past the end does.
+///
 /// # Invariants
 ///
 /// `N` is a power of two, `[T; N]` fits in a page, `L >= 1` and
@@ -32,9 +37,9 @@ pub const CHUNKVEC_LEAF: usize = PAGE_SIZE / size_of::<usize>();
 /// `k * CHUNKVEC_LEAF < chunks`, and then came from
 /// `KBox::<[*mut T; CHUNKVEC_LEAF]>::into_raw()` of a leaf this array owns.
 /// For each chunk `c < chunks`, entry `c % CHUNKVEC_LEAF` of leaf
-/// `c / CHUNKVEC_LEAF` is `p.wrapping_sub(c * N)`, where `p` came from
-/// `KBox::<[T; N]>::into_raw()` of a chunk this array owns, so element `i`
-/// is at that entry of chunk `i / N` `.wrapping_add(i)`, inside the chunk.
+/// `c / CHUNKVEC_LEAF` is null (the chunk was taken) or a pointer `p` from
+/// `KBox::<[T; N]>::into_raw()` of a chunk this array owns, whose element
+/// `j` is element `c * N + j` of the array.
 pub struct ChunkVec<T, const N: usize, const L: usize> {
     top: [*mut *mut T; L],
     chunks: usize,
@@ -111,23 +116,21 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
             let leaf = KBox::init(crate::init::zeroed::<[*mut T; CHUNKVEC_LEAF]>(), flags)?;
             self.top[k] = KBox::into_raw(leaf).cast::<*mut T>();
         }
-        let p = KBox::into_raw(chunk).cast::<T>();
         // SAFETY: Leaf `k` exists (made above, or for an earlier chunk:
         // `k * LEAF < chunks`), is ours, and `e < LEAF` is inside it.
-        unsafe { self.top[k].add(e).write(p.wrapping_sub(c * N)) };
+        // INVARIANT: the entry of chunk `c` is the chunk, now ours.
+        unsafe { self.slot(c).write(KBox::into_raw(chunk).cast::<T>()) };
         self.chunks = c + 1;
         Ok(())
     }
 
     /// Removes the last chunk and returns it (its elements had indices
     /// `len() - N..len()`), freeing its leaf of the table if it was the
-    /// leaf's first; `None` if the array is empty. It allocates nothing.
+    /// leaf's first; `None` if the array is empty or the last chunk was
+    /// taken (its indices are gone all the same). It allocates nothing.
     pub fn pop_chunk(&mut self) -> Option<KBox<[T; N]>> {
         let c = self.chunks.checked_sub(1)?;
-        // SAFETY: `c < chunks`. By the type invariant, the entry plus
-        // `c * N` is the pointer `KBox::into_raw()` gave for chunk `c`,
-        // which we own; it leaves the array below, so it is handed over once.
-        let chunk = unsafe { KBox::from_raw(self.entry(c).wrapping_add(c * N).cast::<[T; N]>()) };
+        let chunk = self.take_chunk(c);
         self.chunks = c;
         if c % CHUNKVEC_LEAF == 0 {
             let k = c / CHUNKVEC_LEAF;
@@ -138,36 +141,82 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
             // that `k * LEAF == chunks`.
             drop(unsafe { KBox::from_raw(leaf.cast::<[*mut T; CHUNKVEC_LEAF]>()) });
         }
-        Some(chunk)
+        chunk
     }
 
-    /// The table entry of chunk `c`.
+    /// Returns `true` if chunk `c` (indices `c * N..(c + 1) * N`) is in
+    /// the array: `c < len() / N` and it was not taken.
+    #[inline]
+    pub fn has_chunk(&self, c: usize) -> bool {
+        // SAFETY: `c < chunks`, checked first.
+        c < self.chunks && !unsafe { self.slot(c).read() }.is_null()
+    }
+
+    /// Takes chunk `c` out of the array and returns it; its indices stay
+    /// reserved, and reaching its elements panics until
+    /// [`Self::put_chunk`]. `None` if `c >= len() / N` or it was taken
+    /// already. It allocates nothing.
+    pub fn take_chunk(&mut self, c: usize) -> Option<KBox<[T; N]>> {
+        if !self.has_chunk(c) {
+            return None;
+        }
+        // SAFETY: `c < chunks` (`has_chunk()`), so the slot exists.
+        // INVARIANT: the entry becomes null as the chunk leaves.
+        let p = unsafe { self.slot(c).replace(ptr::null_mut()) };
+        // SAFETY: The entry was non-null (`has_chunk()`), so it is the
+        // pointer `KBox::into_raw()` gave for a chunk we own (invariant);
+        // it is no longer in the table, so it is handed over once.
+        Some(unsafe { KBox::from_raw(p.cast::<[T; N]>()) })
+    }
+
+    /// Puts `chunk` in the place of chunk `c`, taken earlier: its elements
+    /// get indices `c * N..(c + 1) * N`. Gives `chunk` back if `c` is not
+    /// a taken chunk of the array. It allocates nothing.
+    pub fn put_chunk(
+        &mut self,
+        c: usize,
+        chunk: KBox<[T; N]>,
+    ) -> core::result::Result<(), KBox<[T; N]>> {
+        if c >= self.chunks || self.has_chunk(c) {
+            return Err(chunk);
+        }
+        // SAFETY: `c < chunks`, checked above, so the slot exists.
+        // INVARIANT: its entry was null; it becomes the chunk, now ours.
+        unsafe { self.slot(c).write(KBox::into_raw(chunk).cast::<T>()) };
+        Ok(())
+    }
+
+    /// The table slot of chunk `c`.
     ///
     /// # Safety
     ///
-    /// `c < self.chunks`.
+    /// `c < self.chunks`, or `c == self.chunks < L * CHUNKVEC_LEAF` with
+    /// leaf `c / CHUNKVEC_LEAF` made.
     #[inline]
-    unsafe fn entry(&self, c: usize) -> *mut T {
-        // SAFETY: `c < chunks <= L * LEAF` (caller, invariant), so
-        // `c / LEAF < L`, and leaf `c / LEAF` exists and holds entry
-        // `c % LEAF` (invariant).
+    unsafe fn slot(&self, c: usize) -> *mut *mut T {
+        // SAFETY: `c < L * LEAF` either way (caller, invariant), so
+        // `c / LEAF < L`; that leaf exists (invariant: `c / LEAF * LEAF <
+        // chunks`, or made, says the caller), a page of `LEAF` entries,
+        // `c % LEAF` among them.
         unsafe {
             self.top
                 .get_unchecked(c / CHUNKVEC_LEAF)
                 .add(c % CHUNKVEC_LEAF)
-                .read()
         }
     }
 
-    /// The address of element `i`; panics if `i >= len()`, as indexing a
-    /// slice does.
+    /// The address of element `i`; panics if `i >= len()` or its chunk was
+    /// taken, as indexing a slice past its end does.
     #[inline]
     fn ptr(&self, i: usize) -> *mut T {
         let c = i / N;
         assert!(c < self.chunks, "ChunkVec index out of bounds");
-        // SAFETY: `c < chunks`, checked above. By the invariant the result
-        // is inside chunk `c`.
-        unsafe { self.entry(c) }.wrapping_add(i)
+        // SAFETY: `c < chunks`, checked above.
+        let p = unsafe { self.slot(c).read() };
+        assert!(!p.is_null(), "ChunkVec index in a taken chunk");
+        // SAFETY: `p` is chunk `c`, of `N` elements (invariant), and
+        // `i % N < N`.
+        unsafe { p.add(i % N) }
     }
 
     /// Returns element `i`; panics if `i >= len()`.
@@ -189,10 +238,7 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
 impl<T, const N: usize, const L: usize> Drop for ChunkVec<T, N, L> {
     fn drop(&mut self) {
         for c in 0..self.chunks {
-            // SAFETY: `c < chunks`. By the type invariant, the entry plus
-            // `c * N` is the pointer `KBox::into_raw()` gave for chunk `c`,
-            // which we own and free once, here.
-            drop(unsafe { KBox::from_raw(self.entry(c).wrapping_add(c * N).cast::<[T; N]>()) });
+            drop(self.take_chunk(c));
         }
         for &leaf in self.top.iter().filter(|l| !l.is_null()) {
             // SAFETY: A non-null leaf came from `KBox::into_raw()` of a

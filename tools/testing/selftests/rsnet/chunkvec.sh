@@ -7,7 +7,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-CHECKS=18
+CHECKS=21
 
 ktap_print_header
 ktap_set_plan $((CHECKS + 2))

@@ -132,7 +132,43 @@ fn run(t: &mut Checks) -> Result {
         }),
     );
 
+    // A chunk taken from the middle: the others keep their indices, its
+    // own come back with the chunk put in its place.
+    let mid = CHUNKS + 1;
+    let taken = v.take_chunk(mid);
+    t.check(
+        "take_chunk(c) gives chunk c; the others stay where they were",
+        matches!(&taken, Some(c) if c[0].index == mid * N)
+            && !v.has_chunk(mid)
+            && v.has_chunk(mid - 1)
+            && v.has_chunk(mid + 1)
+            && v.len() == 2 * total
+            && (0..2 * total)
+                .filter(|i| i / N != mid)
+                .all(|i| v.get(i).index == i),
+    );
+    let again = v.take_chunk(mid).is_none() && v.take_chunk(2 * CHUNKS).is_none();
+    let refused = match KBox::new(core::array::from_fn(Elem::new), GFP_KERNEL) {
+        Ok(c) => matches!(v.put_chunk(mid - 1, c), Err(c) if c[0].index == 0),
+        Err(_) => false,
+    };
+    let Some(taken) = taken else {
+        return Err(EINVAL);
+    };
+    t.check(
+        "a taken or absent chunk cannot be taken; a present one is not replaced",
+        again && refused && v.get(mid * N - 1).index == mid * N - 1,
+    );
+    t.check(
+        "put_chunk(c) puts a taken chunk back at its indices",
+        v.put_chunk(mid, taken).is_ok()
+            && v.has_chunk(mid)
+            && (0..2 * total).all(|i| v.get(i).index == i),
+    );
+    // Taken again, it is dropped with the array's other elements: the
+    // array drops what it holds, not the taken chunk's elements twice.
     DROPPED.store(0, Ordering::Relaxed);
+    drop(v.take_chunk(mid));
     drop(v);
     t.check(
         "dropping the array drops every element once",
