@@ -21,7 +21,7 @@
 
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CHECK_VMS
-export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO
+export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO FQ_SOCKETS FQ_SOCKETS_DELAY_MS
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.

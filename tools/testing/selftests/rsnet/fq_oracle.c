@@ -862,6 +862,22 @@ static void seed_end(struct oracle *o, u32 *leaked)
 	socks_free(o);
 }
 
+/*
+ * oracle_qdisc() - a new fq of the implementation under test on D, in
+ * o->sch, with the lock change's sch_tree_lock() takes: that of D's root,
+ * which stays while D is held (nothing else changes D's qdisc meanwhile).
+ */
+static int oracle_qdisc(struct oracle *o)
+{
+	rtnl_lock();
+	o->sch = qdisc_create_dflt(netdev_get_tx_queue(o->ndev, 0), o->fq_ops,
+				   TC_H_ROOT, NULL);
+	if (o->sch)
+		o->root_lock = qdisc_root_sleeping_lock(o->sch);
+	rtnl_unlock();
+	return o->sch ? 0 : -ENOMEM;
+}
+
 static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 {
 	struct sk_buff *m;
@@ -885,20 +901,9 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 	err = socks_alloc(o);
 	if (err)
 		goto out;
-	rtnl_lock();
-	o->sch = qdisc_create_dflt(netdev_get_tx_queue(o->ndev, 0), o->fq_ops,
-				   TC_H_ROOT, NULL);
-	/*
-	 * The lock change's sch_tree_lock() takes: that of D's root, which
-	 * stays while D is held (nothing else changes D's qdisc meanwhile).
-	 */
-	if (o->sch)
-		o->root_lock = qdisc_root_sleeping_lock(o->sch);
-	rtnl_unlock();
-	if (!o->sch) {
-		err = -ENOMEM;
+	err = oracle_qdisc(o);
+	if (err)
 		goto out;
-	}
 	err = set_base(o, m);
 	if (!err)
 		err = observe_xstats(o);
@@ -984,13 +989,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 	/* Keyed by the socket; out of the fast path, without pacing. */
 	sock->sk->sk_state = TCP_ESTABLISHED;
 	sock->sk->sk_max_pacing_rate = 125000;
-	rtnl_lock();
-	o->sch = qdisc_create_dflt(netdev_get_tx_queue(o->ndev, 0), o->fq_ops,
-				   TC_H_ROOT, NULL);
-	if (o->sch)
-		o->root_lock = qdisc_root_sleeping_lock(o->sch);
-	rtnl_unlock();
-	err = o->sch ? ooo_options(o, m, n) : -ENOMEM;
+	err = oracle_qdisc(o) ?: ooo_options(o, m, n);
 
 	for (i = 0; i < n && !err; i++) {
 		struct sk_buff *skb, *to_free = NULL;

@@ -47,15 +47,7 @@ ip link add $DEV type dummy && ip link set $DEV up
 # Fail every order >= 1 allocation without __GFP_DIRECT_RECLAIM (atomic)
 # that pktgen's threads make, silently.
 inject_on() {
-	echo 1 >$FPA/min-order
-	echo Y >$FPA/ignore-gfp-wait
-	echo N >$FPA/ignore-gfp-highmem
-	echo Y >$FPA/task-filter
-	echo 1 >$FPA/interval
-	echo -1 >$FPA/times
-	echo 0 >$FPA/space
-	echo 0 >$FPA/verbose
-	echo 100 >$FPA/probability
+	fail_order1_atomic
 	local p
 	for p in $(pgrep '^kpktgend_'); do echo 1 >/proc/$p/make-it-fail; done
 }

@@ -87,3 +87,19 @@ module_refcnt() {
 net_tx_softirqs() {
 	awk '/NET_TX/ {for (i = 2; i <= NF; i++) s += $i} END {print s}' /proc/softirqs
 }
+
+# fail_order1_atomic: fail_page_alloc fails, silently, every allocation of
+# order 1 or more without __GFP_DIRECT_RECLAIM (atomic) made by a task
+# with make-it-fail set; the caller sets that and turns probability off.
+fail_order1_atomic() {
+	local fpa=/sys/kernel/debug/fail_page_alloc
+	echo 1 >$fpa/min-order
+	echo Y >$fpa/ignore-gfp-wait
+	echo N >$fpa/ignore-gfp-highmem
+	echo Y >$fpa/task-filter
+	echo 1 >$fpa/interval
+	echo -1 >$fpa/times
+	echo 0 >$fpa/space
+	echo 0 >$fpa/verbose
+	echo 100 >$fpa/probability
+}

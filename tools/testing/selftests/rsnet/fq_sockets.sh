@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# fq with 100,000 sockets: udp_many opens 100,000 connected UDP sockets
+# and sends one datagram on each with the same SO_TXTIME, some seconds
+# ahead, so that fq holds 100,000 flows, all throttled at once, one packet
+# each. Meanwhile fail_page_alloc fails every allocation of order 1 or more
+# that cannot sleep, made by the sending task (which runs fq's enqueue):
+# the flow store must grow with order-0 pages only. C's sch_fq runs the
+# same script first, as the reference; every counter must match it.
+# After the departure time the packets leave (a dummy device frees them)
+# and a change of buckets past fq's gc age frees the idle flows
+# (fq_rehash()): flows go back to 1 and fq gives back what it held for
+# them (slab and page memory, SUnreclaim), as C's fq does.
+
+. "$(dirname "$0")/lib.sh"
+HERE=$(dirname "$(readlink -f "$0")")
+DEV=fqk0
+FPA=/sys/kernel/debug/fail_page_alloc
+N=${FQ_SOCKETS:-100000}
+DELAY_MS=${FQ_SOCKETS_DELAY_MS:-40000}
+TMP=$(mktemp -d /tmp/fq_sockets.XXXXXX)
+
+inject_off() { [ -d $FPA ] && echo 0 >$FPA/probability; }
+cleanup() {
+	exec 9>&- 2>/dev/null
+	inject_off
+	ip link del $DEV 2>/dev/null
+	fq_unload_all
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+sunreclaim() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
+stats() { tc -s qdisc show dev $DEV; }
+# field NAME TEXT: the number after NAME in tc -s's fq lines ("flows N",
+# "throttled N": the first is of throttled flows).
+field() { sed -nE "s/.*[ (]$1 ([0-9]+).*/\\1/p" <<<"$2" | head -1; }
+
+ktap_print_header
+ktap_set_plan 9
+fq_unload_all
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+ulimit -n $((N + 64)) 2>/dev/null
+
+declare -A res
+run() {
+	local impl=$1 st sent t0 pid ae memb memc memd
+	if [ "$impl" = c ]; then fq_use_c; else fq_use_rust; fi
+	ip link add $DEV type dummy &&
+		sysctl -qw net.ipv6.conf.$DEV.disable_ipv6=1 &&
+		ip addr add 10.89.0.1/24 dev $DEV && ip addr add 10.89.0.2/24 dev $DEV &&
+		ip link set $DEV up || return 1
+	tc qdisc add dev $DEV root fq limit $((2 * N)) horizon 600s || return 1
+	mkfifo "$TMP/hold"
+	# udp_many sets its own make-it-fail.
+	fail_order1_atomic
+	t0=$SECONDS
+	"$HERE/udp_many" 10.89.0.200 9 $N $DELAY_MS /proc/self/make-it-fail \
+		<"$TMP/hold" >"$TMP/out.$impl" &
+	pid=$!
+	exec 9>"$TMP/hold"
+	for _ in $(seq 3000); do
+		grep -q sent "$TMP/out.$impl" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	inject_off
+	st=$(stats)
+	sent=$(awk '/sent/ {print $2}' "$TMP/out.$impl")
+	ktap_print_msg "$impl: $(cat "$TMP/out.$impl"), $((SECONDS - t0)) s in all:" \
+		$(grep -E 'flows|backlog|dropped' <<<"$st")
+	res[$impl]="sent ${sent:-0} flows $(field flows "$st") throttled $(field throttled "$st")"
+	res[$impl]+=" backlog $(sed -nE 's/^ *backlog [^ ]+ ([0-9]+)p.*/\1/p' <<<"$st") dropped $(field dropped "$st")"
+	# tc prints alloc_errors only when it is not 0.
+	ae=$(field alloc_errors "$st")
+	res[$impl]+=" alloc_errors ${ae:-0}"
+	# Let the packets go; with the sockets still open, wait past fq's gc
+	# age (3 s) and collect the idle flows by a rehash. fq's own memory is
+	# what deleting the qdisc frees: with its flows (memb - memd) and after
+	# gc (memc - memd); the sockets' memory is in all three numbers.
+	local late end
+	late=$(awk '/sent/ {print $NF == "ms" ? $(NF - 1) : 0}' "$TMP/out.$impl")
+	end=$((SECONDS + ${late#-} / 1000 + 120))
+	while [ $SECONDS -lt $end ]; do
+		[ "$(stats | sed -nE 's/^ *backlog [^ ]+ ([0-9]+)p.*/\1/p')" = 0 ] && break
+		sleep 0.5
+	done
+	sleep 4
+	memb=$(sunreclaim)
+	tc qdisc change dev $DEV root fq buckets 2048
+	st=$(stats)
+	sleep 1
+	memc=$(sunreclaim)
+	tc qdisc del dev $DEV root
+	sleep 1
+	memd=$(sunreclaim)
+	res[$impl]+=" flows_after_gc $(field flows "$st") gc $(field gc "$st")"
+	ktap_print_msg "$impl: SUnreclaim kB with the idle flows $memb, after gc $memc," \
+		"qdisc deleted $memd: fq held $((memb - memd)) kB, after gc $((memc - memd)) kB"
+	held[$impl]="$((memb - memd)) $((memc - memd))"
+	exec 9>&-
+	wait
+	rm -f "$TMP/hold"
+	ip link del $DEV
+}
+# returned PEAK AFTER: fq held at least 16 bytes a flow (so that the
+# measure means something) and gives back all but 10 % of it.
+returned() { [ "$1" -ge $((N * 16 / 1024)) ] && [ $(($2 * 10)) -le "$1" ]; }
+
+declare -A held
+# gc leaves one flow: the last to send stays on the old list, as nothing
+# dequeues from an empty fq to detach it.
+want="sent $N flows $N throttled $N backlog $N dropped 0 alloc_errors 0 flows_after_gc 1 gc $((N - 1))"
+for impl in c rust; do
+	run $impl
+	ktap_print_msg "$impl: ${res[$impl]}"
+	check "$impl fq: $N socket flows throttled at once, none dropped, no allocation error (order >= 1 failing)" \
+		test "${res[$impl]}" = "$want"
+	check "$impl fq: memory of $N idle flows returned by gc (within 10 %)" returned ${held[$impl]:-0 0}
+	check "$impl fq: module unloads" \
+		bash -c "modprobe -r sch_fq_rs 2>/dev/null; modprobe -r sch_fq 2>/dev/null;
+			! grep -qE '^sch_fq(_rs)? ' /proc/modules"
+done
+expect_eq "Rust fq shows what C fq shows" "${res[c]}" "${res[rust]}"
+check "udp_many is built" test -x "$HERE/udp_many"
+check "fail_page_alloc is available (CONFIG_FAIL_PAGE_ALLOC)" test -d $FPA
+ktap_finished
