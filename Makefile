@@ -8,7 +8,7 @@
 #   make kernel   only prepare and build the test kernel (cached)
 #   make modules  only build the out-of-tree modules
 #   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5,
-#                 BENCH=page_pool,tcp,fq picks the parts)
+#                 BENCH=page_pool,tcp,fq,fqscale picks the parts)
 #   make oracle   C fq against Rust fq on the same scripts, at scale
 #                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
 #   make lint     rustfmt, clippy and checkpatch

@@ -16,6 +16,6 @@ export RSNET_RESULTS=$RSNET_CACHE/results/bench-$$
 rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
 step "booting the test VM for the benchmarks (results: $RSNET_RESULTS)"
 VM_TIMEOUT=${VM_TIMEOUT:-3000} bash "$RSNET_TOP/tools/rsnet/vm.sh" \
-	"$RSNET_TOP/tools/rsnet/guest-bench.sh" "${ROUNDS:-5}" "${BENCH:-page_pool,tcp,fq}"
+	"$RSNET_TOP/tools/rsnet/guest-bench.sh" "${ROUNDS:-5}" "${BENCH:-page_pool,tcp,fq,fqscale}"
 [ -f "$RSNET_RESULTS/bench.rst" ] || die "benchmarks did not finish" "$LOGDIR/vm-console.log"
 bash "$RSNET_TOP/tools/rsnet/bench-plot.sh" "$RSNET_RESULTS" "$RSNET_TOP/Documentation/rsnet"

@@ -5,7 +5,7 @@
 set -u
 ROUNDS=${1:-5}
 # Which parts to run (make bench BENCH=page_pool,fq); all by default.
-BENCH=${2:-page_pool,tcp,fq}
+BENCH=${2:-page_pool,tcp,fq,fqscale}
 want() { [[ ",$BENCH," == *",$1,"* ]]; }
 res=$RSNET_RESULTS
 SELF=$RSNET_TOP/tools/testing/selftests/rsnet
@@ -138,10 +138,11 @@ say ""
 
 fi
 
+fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
+
 if want fq; then
 ip link add fqbench type dummy && ip link set fqbench up
 ip addr add 10.66.0.1/24 dev fqbench
-fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
 
 # --- sch_fq: per-packet cost with pktgen ---------------------------------
 pps() { # IMPL FLOWS OPTS...
@@ -259,6 +260,62 @@ for slack in 0 10us 25us 50us 100us 150us 200us; do
 done
 say "=====  ========  ========  ==========  ==========  ==========  =========="
 say ""
+fq_unload_all
+fi
+
+# --- sch_fq at scale: the qdisc alone, up to 100,000 flows -----------------
+# fq_bench with bursts of 64 over 1,000 to 100,000 flows (orphan hashes under
+# a wide orphan_mask, and TCP sockets), each flow met about ten times, its
+# first packet creating it. Bytes per flow: what the qdisc holds after the
+# run (SUnreclaim, slab and kmalloc; the qdisc is deleted afterwards) over
+# the flows it made.
+if want fqscale; then
+ip link add fqb1 type dummy
+sunreclaim() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
+fqs() { # IMPL FLOWS SOCK [fq options] -> "ns bytes-per-flow"
+	local impl=$1 flows=$2 sock=$3 m0 m1 ns loops=$(($2 * 10))
+	shift 3
+	[ $loops -lt 1000000 ] && loops=1000000
+	fq_impl "$impl"
+	sync
+	m0=$(sunreclaim)
+	tc qdisc add dev fqb1 root fq orphan_mask 1048575 "$@"
+	dmesg -C
+	modprobe fq_bench dev=fqb1 flows="$flows" burst=64 sock="$sock" loops=$loops &&
+		modprobe -r fq_bench
+	sleep 1
+	m1=$(sunreclaim)
+	tc qdisc del dev fqb1 root
+	ns=$(dmesg | sed -n 's/.*fq_bench: .* ns=\([0-9.]*\).*/\1/p' | tail -1)
+	echo "${ns:-0} $(((m1 - m0) * 1024 / flows))"
+}
+say "sch_fq at scale: enqueue + dequeue per packet, the qdisc alone (fq_bench, burst 64,"
+say "each flow about ten times, orphan_mask 1048575), and bytes held per flow after the run"
+say ""
+say "===================================  ========  ========  ======  ==========  =========="
+say "case                                 C ns      Rust ns   Rust/C  C B/flow    Rust B/flow"
+say "===================================  ========  ========  ======  ==========  =========="
+for cs in "1000 0 - 1,000 flows" "10000 0 - 10,000 flows" "100000 0 - 100,000 flows" \
+	"10000 0 16384 10,000 flows, buckets 16384" "100000 0 16384 100,000 flows, buckets 16384" \
+	"10000 1 - 10,000 TCP sockets"; do
+	read -r flows sock buckets label <<<"$cs"
+	opts=(); [ "$buckets" != - ] && opts=(buckets "$buckets")
+	c=(); r=(); cb=(); rb=()
+	for i in $(seq "$ROUNDS"); do
+		for impl in $(a_first "$i" && echo c rust || echo rust c); do
+			read -r n b <<<"$(fqs $impl "$flows" "$sock" "${opts[@]}")"
+			if [ $impl = c ]; then c+=("$n"); cb+=("$b"); else r+=("$n"); rb+=("$b"); fi
+		done
+	done
+	echo "# raw fq_bench scale $flows/sock=$sock/buckets=$buckets C: ${c[*]} Rust: ${r[*]} B/flow C: ${cb[*]} Rust: ${rb[*]}" >>"$res/raw.txt"
+	plot_row "fq_bench $label" ns "${c[*]}" "${r[*]}"
+	mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
+	say "$(printf '%-35s  %-8.1f  %-8.1f  %-6s  %-10s  %s' "$label" "$mc" "$mr" "$(ratio "$mr" "$mc")" \
+		"$(med "${cb[@]}")" "$(med "${rb[@]}")")"
+done
+say "===================================  ========  ========  ======  ==========  =========="
+say ""
+ip link del fqb1
 fq_unload_all
 fi
 

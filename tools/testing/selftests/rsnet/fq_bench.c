@@ -18,6 +18,9 @@
  * path; with a burst, packets after the eighth go through the flows
  * (lookup, new/old lists, round robin).
  *
+ * More than 1,024 orphan flows need a wider orphan_mask (fq's default keeps
+ * 1,024 hashes).
+ *
  * With sock=1 each flow is a kernel TCP socket (never connected, its state
  * set to established for the run and back to closed before release) that
  * owns the flow's skbs, without a destructor: fq then classifies by socket
@@ -52,7 +55,7 @@ MODULE_PARM_DESC(dev, "device whose root qdisc is fq (down)");
 
 static unsigned int flows = 1;
 module_param(flows, uint, 0444);
-MODULE_PARM_DESC(flows, "flows, 1..1024 (default 1)");
+MODULE_PARM_DESC(flows, "flows, 1..1048576 (default 1)");
 
 static unsigned int burst = 1;
 module_param(burst, uint, 0444);
@@ -71,6 +74,7 @@ module_param(cpu, int, 0444);
 MODULE_PARM_DESC(cpu, "CPU to run on (default: first online)");
 
 #define BENCH_MAX_BURST	64
+#define BENCH_MAX_FLOWS	(1U << 20)
 #define BENCH_CHUNK	4096
 #define BENCH_PKT_LEN	64
 
@@ -160,7 +164,7 @@ static void bench_free_socks(struct fq_bench *b)
 		b->socks[i]->sk->sk_state = TCP_CLOSE;
 		sock_release(b->socks[i]);
 	}
-	kfree(b->socks);
+	kvfree(b->socks);
 }
 
 static int bench_alloc_socks(struct fq_bench *b)
@@ -168,7 +172,7 @@ static int bench_alloc_socks(struct fq_bench *b)
 	unsigned int i;
 	int err;
 
-	b->socks = kcalloc(flows, sizeof(*b->socks), GFP_KERNEL);
+	b->socks = kvcalloc(flows, sizeof(*b->socks), GFP_KERNEL);
 	if (!b->socks)
 		return -ENOMEM;
 	for (i = 0; i < flows; i++) {
@@ -191,7 +195,7 @@ static int __init fq_bench_init(void)
 	unsigned int i;
 	int c, err;
 
-	if (!flows || flows > 1024 || !burst || burst > BENCH_MAX_BURST || !loops)
+	if (!flows || flows > BENCH_MAX_FLOWS || !burst || burst > BENCH_MAX_BURST || !loops)
 		return -EINVAL;
 	c = cpu < 0 ? cpumask_first(cpu_online_mask) : cpu;
 	if (c >= nr_cpu_ids || !cpu_online(c))
