@@ -174,12 +174,6 @@ impl Flow {
     fn is_throttled(&self) -> bool {
         self.next == THROTTLED
     }
-
-    /// `fq_peek()`: the skb to send next, by its time_to_send.
-    fn peek_time(&self) -> Option<u64> {
-        self.queue
-            .with_front(time_to_send_q, |skb| time_to_send(skb))
-    }
 }
 
 /// Words of [`Arena::has_free`]: a bit for each chunk the arena can hold.
@@ -983,15 +977,16 @@ impl FqSchedData {
         }
     }
 
-    /// `fq_pband_head_select()`.
-    fn fq_pband_head_select(&self, band: usize) -> Option<ListSel> {
+    /// `fq_pband_head_select()`, with the list's first flow.
+    #[inline]
+    fn fq_pband_head_select(&self, band: usize) -> Option<(ListSel, u32)> {
         let pband = &self.band_flows[band & BAND_MASK];
         if pband.credit <= 0 {
             None
         } else if pband.new_flows.first != NIL {
-            Some(ListSel::New)
+            Some((ListSel::New, pband.new_flows.first))
         } else if pband.old_flows.first != NIL {
-            Some(ListSel::Old)
+            Some((ListSel::Old, pband.old_flows.first))
         } else {
             None
         }
@@ -1014,7 +1009,7 @@ impl FqSchedData {
         self.fq_check_throttled(now);
         let mut retry = 0;
         let skb = loop {
-            let Some(sel) = self.fq_pband_head_select(self.band_nr) else {
+            let Some((sel, fi)) = self.fq_pband_head_select(self.band_nr) else {
                 // This band is done: move to the next with credit.
                 let mut found = false;
                 while {
@@ -1046,7 +1041,6 @@ impl FqSchedData {
                 return None;
             };
             let band = self.band_nr;
-            let fi = self.head_mut(band, sel).first;
             retry = 0;
             // One lookup of the flow for all that follows (it is C's `f`).
             let f = self.arena.get_mut(fi);
@@ -1062,7 +1056,7 @@ impl FqSchedData {
                 continue;
             }
 
-            let Some(tts) = f.peek_time() else {
+            let Some(front) = f.queue.peek(time_to_send_q) else {
                 // Force a pass through old_flows to prevent starvation.
                 if sel == ListSel::New {
                     f.next = NIL;
@@ -1076,14 +1070,14 @@ impl FqSchedData {
                 }
                 continue;
             };
-            let time_next_packet = core::cmp::max(tts, f.time_next_packet);
+            let time_next_packet = core::cmp::max(front.key(), f.time_next_packet);
             if now < time_next_packet {
                 f.time_next_packet = time_next_packet;
                 self.head_mut(band, sel).first = next;
                 self.fq_flow_set_throttled(fi);
                 continue;
             }
-            let Some(mut skb) = f.queue.pop_front(time_to_send_q) else {
+            let Some(mut skb) = f.queue.pop(front) else {
                 continue;
             };
             f.qlen = f.qlen.wrapping_sub(1);

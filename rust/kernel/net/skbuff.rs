@@ -737,6 +737,22 @@ impl<S: OwnedSkb> Drop for SkbQueue<S> {
     }
 }
 
+/// The skb of an [`SkbTimeQueue`] to go next, as [`SkbTimeQueue::peek`]
+/// found it: its key, and for [`SkbTimeQueue::pop`] where it is.
+#[derive(Clone, Copy)]
+pub struct TimeQueueFront {
+    key: u64,
+    in_tree: bool,
+}
+
+impl TimeQueueFront {
+    /// The skb's key.
+    #[inline]
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+}
+
 /// Offset of `rbnode` in `struct sk_buff`.
 const RBNODE_OFFSET: usize = core::mem::offset_of!(bindings::sk_buff, __bindgen_anon_1.rbnode);
 
@@ -934,6 +950,36 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
         // and the list pointers cleared, it is handed over as the `S` it
         // came from.
         unsafe { Some(self.take_tree_skb(p)) }
+    }
+
+    /// The skb to go next, as [`Self::with_front`] finds it: its key and
+    /// where it is, for [`Self::pop`] (C's `fq_peek()`, whose skb
+    /// `fq_dequeue()` then erases without looking again).
+    #[inline]
+    pub fn peek(&self, key: impl Fn(&S) -> u64) -> Option<TimeQueueFront> {
+        let (p, in_tree) = self.front(&key)?;
+        // SAFETY: `p` is an skb of this queue (`front()`).
+        let key = unsafe { Self::with_skb(p, &key) };
+        Some(TimeQueueFront { key, in_tree })
+    }
+
+    /// Removes and returns the skb that [`Self::peek`] gave `front` for.
+    /// Changed since, the queue gives the first skb of the part (FIFO or
+    /// tree) `front` names, or of the other if that is empty: never more
+    /// than order is lost.
+    #[inline]
+    pub fn pop(&mut self, front: TimeQueueFront) -> Option<S> {
+        if !front.in_tree {
+            if let Some(skb) = self.list.pop_front() {
+                return Some(skb);
+            }
+        }
+        let t = self.tree_first();
+        if t.is_null() {
+            return self.list.pop_front();
+        }
+        // SAFETY: `t` is the first skb of our tree.
+        unsafe { Some(self.take_tree_skb(t)) }
     }
 
     /// Unlinks `p` from the tree and returns it as an `S`.
