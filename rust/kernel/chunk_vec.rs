@@ -37,9 +37,10 @@ pub const CHUNKVEC_LEAF: usize = PAGE_SIZE / size_of::<usize>();
 /// `k * CHUNKVEC_LEAF < chunks`, and then came from
 /// `KBox::<[*mut T; CHUNKVEC_LEAF]>::into_raw()` of a leaf this array owns.
 /// For each chunk `c < chunks`, entry `c % CHUNKVEC_LEAF` of leaf
-/// `c / CHUNKVEC_LEAF` is null (the chunk was taken) or a pointer `p` from
-/// `KBox::<[T; N]>::into_raw()` of a chunk this array owns, whose element
-/// `j` is element `c * N + j` of the array.
+/// `c / CHUNKVEC_LEAF` is null (the chunk was taken) or `p.wrapping_sub(c *
+/// N)` for a pointer `p` from `KBox::<[T; N]>::into_raw()` of a chunk this
+/// array owns, whose element `j` is element `c * N + j` of the array: the
+/// entry plus an element's index is the element's address.
 pub struct ChunkVec<T, const N: usize, const L: usize> {
     top: [*mut *mut T; L],
     chunks: usize,
@@ -116,10 +117,11 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
             let leaf = KBox::init(crate::init::zeroed::<[*mut T; CHUNKVEC_LEAF]>(), flags)?;
             self.top[k] = KBox::into_raw(leaf).cast::<*mut T>();
         }
+        let entry = Self::entry_of(c, chunk).map_err(|_| ENOMEM)?;
         // SAFETY: Leaf `k` exists (made above, or for an earlier chunk:
         // `k * LEAF < chunks`), is ours, and `e < LEAF` is inside it.
-        // INVARIANT: the entry of chunk `c` is the chunk, now ours.
-        unsafe { self.slot(c).write(KBox::into_raw(chunk).cast::<T>()) };
+        // INVARIANT: the entry of chunk `c` names the chunk, now ours.
+        unsafe { self.slot(c).write(entry) };
         self.chunks = c + 1;
         Ok(())
     }
@@ -162,8 +164,9 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
         }
         // SAFETY: `c < chunks` (`has_chunk()`), so the slot exists.
         // INVARIANT: the entry becomes null as the chunk leaves.
-        let p = unsafe { self.slot(c).replace(ptr::null_mut()) };
-        // SAFETY: The entry was non-null (`has_chunk()`), so it is the
+        let entry = unsafe { self.slot(c).replace(ptr::null_mut()) };
+        let p = entry.wrapping_add(c * N);
+        // SAFETY: The entry was non-null (`has_chunk()`), so `p` is the
         // pointer `KBox::into_raw()` gave for a chunk we own (invariant);
         // it is no longer in the table, so it is handed over once.
         Some(unsafe { KBox::from_raw(p.cast::<[T; N]>()) })
@@ -171,7 +174,8 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
 
     /// Puts `chunk` in the place of chunk `c`, taken earlier: its elements
     /// get indices `c * N..(c + 1) * N`. Gives `chunk` back if `c` is not
-    /// a taken chunk of the array. It allocates nothing.
+    /// a taken chunk of the array, or if the chunk's address is `c * N`
+    /// elements (an address no allocator gives). It allocates nothing.
     pub fn put_chunk(
         &mut self,
         c: usize,
@@ -180,10 +184,25 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
         if c >= self.chunks || self.has_chunk(c) {
             return Err(chunk);
         }
+        let entry = Self::entry_of(c, chunk)?;
         // SAFETY: `c < chunks`, checked above, so the slot exists.
-        // INVARIANT: its entry was null; it becomes the chunk, now ours.
-        unsafe { self.slot(c).write(KBox::into_raw(chunk).cast::<T>()) };
+        // INVARIANT: its entry was null; it now names the chunk, ours.
+        unsafe { self.slot(c).write(entry) };
         Ok(())
+    }
+
+    /// The table entry of `chunk` as chunk `c`: its address less `c * N`
+    /// elements, so that adding an element's index gives the element. The
+    /// chunk is given back if that entry is null (an absent chunk's).
+    #[inline]
+    fn entry_of(c: usize, chunk: KBox<[T; N]>) -> core::result::Result<*mut T, KBox<[T; N]>> {
+        let p = KBox::into_raw(chunk).cast::<T>();
+        let entry = p.wrapping_sub(c * N);
+        if entry.is_null() {
+            // SAFETY: `p` came from `KBox::into_raw()` just above.
+            return Err(unsafe { KBox::from_raw(p.cast::<[T; N]>()) });
+        }
+        Ok(entry)
     }
 
     /// The table slot of chunk `c`.
@@ -212,11 +231,11 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
         let c = i / N;
         assert!(c < self.chunks, "ChunkVec index out of bounds");
         // SAFETY: `c < chunks`, checked above.
-        let p = unsafe { self.slot(c).read() };
-        assert!(!p.is_null(), "ChunkVec index in a taken chunk");
-        // SAFETY: `p` is chunk `c`, of `N` elements (invariant), and
-        // `i % N < N`.
-        unsafe { p.add(i % N) }
+        let entry = unsafe { self.slot(c).read() };
+        assert!(!entry.is_null(), "ChunkVec index in a taken chunk");
+        // Element `i` of chunk `c` (invariant): `i - c * N < N`, so the
+        // result is in the chunk.
+        entry.wrapping_add(i)
     }
 
     /// Returns element `i`; panics if `i >= len()`.
