@@ -1008,19 +1008,22 @@ impl FqSchedData {
         let now = ktime_get_ns();
         self.fq_check_throttled(now);
         let mut retry = 0;
+        // `q->band_nr`, kept in a register for the loop.
+        let mut band = self.band_nr;
         let skb = loop {
-            let Some((sel, fi)) = self.fq_pband_head_select(self.band_nr) else {
+            let Some((sel, fi)) = self.fq_pband_head_select(band) else {
                 // This band is done: move to the next with credit.
                 let mut found = false;
                 while {
                     retry += 1;
                     retry <= FQ_BANDS
                 } {
-                    self.band_nr += 1;
-                    if self.band_nr == FQ_BANDS {
-                        self.band_nr = 0;
+                    band += 1;
+                    if band == FQ_BANDS {
+                        band = 0;
                     }
-                    let pband = &mut self.band_flows[self.band_nr & BAND_MASK];
+                    self.band_nr = band;
+                    let pband = &mut self.band_flows[band & BAND_MASK];
                     pband.credit =
                         core::cmp::min(pband.credit.wrapping_add(pband.quantum), pband.quantum);
                     if pband.credit > 0 {
@@ -1040,7 +1043,6 @@ impl FqSchedData {
                 }
                 return None;
             };
-            let band = self.band_nr;
             retry = 0;
             // One lookup of the flow for all that follows (it is C's `f`).
             let f = self.arena.get_mut(fi);
