@@ -4,7 +4,7 @@
 # fq with 100,000 sockets: udp_many opens 100,000 connected UDP sockets
 # and sends one datagram on each with the same SO_TXTIME, some seconds
 # ahead, so that fq holds 100,000 flows, all throttled at once, one packet
-# each. Meanwhile fail_page_alloc fails every allocation of order 1 or more
+# each. The sockets are made once and send a round per implementation. Meanwhile fail_page_alloc fails every allocation of order 1 or more
 # that cannot sleep, made by the sending task (which runs fq's enqueue):
 # the flow store must grow with order-0 pages only. C's sch_fq runs the
 # same script first, as the reference; every counter must match it.
@@ -44,29 +44,35 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 ulimit -n $((N + 64)) 2>/dev/null
 
 declare -A res
+# The device and udp_many's sockets serve both rounds; a round is one
+# line to udp_many (fd 9) and one "sent" line back in $TMP/out.
+ip link add $DEV type dummy &&
+	sysctl -qw net.ipv6.conf.$DEV.disable_ipv6=1 &&
+	ip addr add 10.89.0.1/24 dev $DEV && ip addr add 10.89.0.2/24 dev $DEV &&
+	ip link set $DEV up
+mkfifo "$TMP/hold"
+# udp_many sets its own make-it-fail, after making the sockets.
+"$HERE/udp_many" 10.89.0.200 9 $N $DELAY_MS /proc/self/make-it-fail \
+	<"$TMP/hold" >"$TMP/out" &
+UDP_PID=$!
+exec 9>"$TMP/hold"
+ROUND=0
 run() {
-	local impl=$1 st sent t0 pid ae memb memc memd
+	local impl=$1 st sent t0 ae memb memc memd
 	if [ "$impl" = c ]; then fq_use_c; else fq_use_rust; fi
-	ip link add $DEV type dummy &&
-		sysctl -qw net.ipv6.conf.$DEV.disable_ipv6=1 &&
-		ip addr add 10.89.0.1/24 dev $DEV && ip addr add 10.89.0.2/24 dev $DEV &&
-		ip link set $DEV up || return 1
 	tc qdisc add dev $DEV root fq limit $((2 * N)) horizon 600s || return 1
-	mkfifo "$TMP/hold"
-	# udp_many sets its own make-it-fail.
 	fail_order1_atomic
 	t0=$SECONDS
-	"$HERE/udp_many" 10.89.0.200 9 $N $DELAY_MS /proc/self/make-it-fail \
-		<"$TMP/hold" >"$TMP/out.$impl" &
-	pid=$!
-	exec 9>"$TMP/hold"
+	ROUND=$((ROUND + 1))
+	echo send >&9
 	for _ in $(seq 3000); do
-		grep -q sent "$TMP/out.$impl" && break
-		kill -0 $pid 2>/dev/null || break
+		[ "$(grep -c sent "$TMP/out")" -ge $ROUND ] && break
+		kill -0 $UDP_PID 2>/dev/null || break
 		sleep 0.1
 	done
 	inject_off
 	st=$(stats)
+	sed -n "${ROUND}p" "$TMP/out" >"$TMP/out.$impl"
 	sent=$(awk '/sent/ {print $2}' "$TMP/out.$impl")
 	ktap_print_msg "$impl: $(cat "$TMP/out.$impl"), $((SECONDS - t0)) s in all:" \
 		$(grep -E 'flows|backlog|dropped' <<<"$st")
@@ -99,10 +105,6 @@ run() {
 	ktap_print_msg "$impl: SUnreclaim kB with the idle flows $memb, after gc $memc," \
 		"qdisc deleted $memd: fq held $((memb - memd)) kB, after gc $((memc - memd)) kB"
 	held[$impl]="$((memb - memd)) $((memc - memd))"
-	exec 9>&-
-	wait
-	rm -f "$TMP/hold"
-	ip link del $DEV
 }
 # returned PEAK AFTER: fq held at least 16 bytes a flow (so that the
 # measure means something) and gives back all but 10 % of it.
@@ -122,6 +124,8 @@ for impl in c rust; do
 		bash -c "modprobe -r sch_fq_rs 2>/dev/null; modprobe -r sch_fq 2>/dev/null;
 			! grep -qE '^sch_fq(_rs)? ' /proc/modules"
 done
+exec 9>&-
+wait
 expect_eq "Rust fq shows what C fq shows" "${res[c]}" "${res[rust]}"
 check "udp_many is built" test -x "$HERE/udp_many"
 check "fail_page_alloc is available (CONFIG_FAIL_PAGE_ALLOC)" test -d $FPA

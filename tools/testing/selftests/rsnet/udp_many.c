@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * udp_many: N connected UDP sockets, each sending one datagram with an
- * SO_TXTIME departure time, all the same: DELAY_MS after the last socket
- * is made (CLOCK_MONOTONIC), or as long as making them took if that is
- * longer, so every flow of fq is throttled until then.
+ * udp_many: N connected UDP sockets that send, for each line read on
+ * stdin, one datagram each with an SO_TXTIME departure time, all the same:
+ * DELAY_MS after the round starts (CLOCK_MONOTONIC), or as long as making
+ * the sockets took if that is longer, so every flow of fq is throttled
+ * until then. The sockets are made once: rounds against different qdiscs
+ * (C's fq, then Rust's) cost one making and see the same flow keys.
  *
  *   udp_many ADDR PORT N DELAY_MS [FAILFILE]
  *
@@ -14,8 +16,8 @@
  * With FAILFILE, "1" is written to it (/proc/self/make-it-fail) after the
  * sockets are made and before the sends: the allocations the sends make
  * (fq's enqueue, in this task) are then the ones fail_page_alloc sees.
- * Prints "sent K" and keeps the sockets (their flows' keys) until stdin
- * closes.
+ * Prints "sent K ..." a round and keeps the sockets (their flows' keys)
+ * until stdin closes.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -41,18 +43,51 @@ static long long mono_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * One datagram on each socket, all leaving at the same time. The sends
+ * take about half as long as making the sockets: wait at least that long
+ * too, so that a slower kernel does not send the first packets before the
+ * last is queued.
+ */
+static int send_round(const int *fds, int n, long long delay, long long made)
+{
+	char cbuf[CMSG_SPACE(sizeof(__u64))];
+	char payload[64] = "rsnet";
+	long long t0 = mono_ns();
+	unsigned long long at = t0 + (delay > made ? delay : made);
+	int i, sent = 0;
+
+	for (i = 0; i < n; i++) {
+		struct iovec iov = { payload, sizeof(payload) };
+		struct msghdr m = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_TXTIME;
+		cm->cmsg_len = CMSG_LEN(sizeof(__u64));
+		memcpy(CMSG_DATA(cm), &at, sizeof(at));
+		if (sendmsg(fds[i], &m, 0) == sizeof(payload))
+			sent++;
+	}
+	/* "late" > 0: some packets left before the last was queued. */
+	printf("sent %d in %lld ms (sockets made in %lld ms), late %lld ms\n",
+	       sent, (mono_ns() - t0) / 1000000, made / 1000000,
+	       (mono_ns() - (long long)at) / 1000000);
+	return fflush(stdout) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sock_txtime st = { .clockid = CLOCK_MONOTONIC };
 	struct sockaddr_in to = { .sin_family = AF_INET };
 	struct sockaddr_in from = { .sin_family = AF_INET };
-	char cbuf[CMSG_SPACE(sizeof(__u64))];
+	long long start = mono_ns(), made, delay;
 	struct rlimit rl;
-	unsigned long long at;
-	long long start = mono_ns(), t0, made, delay;
-	int n, i, sent = 0, *fds;
-	char payload[64] = "rsnet";
-	char c;
+	int n, i, *fds;
+	char line[64];
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: udp_many ADDR PORT N DELAY_MS [FAILFILE]\n");
@@ -90,36 +125,10 @@ int main(int argc, char **argv)
 		}
 		close(f);
 	}
-	/*
-	 * The sends take about half as long as making the sockets: wait at
-	 * least that long too, so that a slower kernel does not send the
-	 * first packets before the last is queued.
-	 */
-	t0 = mono_ns();
-	made = t0 - start;
+	made = mono_ns() - start;
 	delay = strtoll(argv[4], NULL, 10) * 1000000LL;
-	at = t0 + (delay > made ? delay : made);
-	for (i = 0; i < n; i++) {
-		struct iovec iov = { payload, sizeof(payload) };
-		struct msghdr m = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-		};
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_TXTIME;
-		cm->cmsg_len = CMSG_LEN(sizeof(__u64));
-		memcpy(CMSG_DATA(cm), &at, sizeof(at));
-		if (sendmsg(fds[i], &m, 0) == sizeof(payload))
-			sent++;
-	}
-	/* "late" > 0: some packets left before the last was queued. */
-	printf("sent %d in %lld ms (sockets made in %lld ms), late %lld ms\n",
-	       sent, (mono_ns() - t0) / 1000000, made / 1000000,
-	       (mono_ns() - (long long)at) / 1000000);
-	fflush(stdout);
-	while (read(0, &c, 1) > 0)
-		;
+	while (fgets(line, sizeof(line), stdin))
+		if (send_round(fds, n, delay, made))
+			return 1;
 	return 0;
 }
