@@ -633,12 +633,6 @@ impl<S: OwnedSkb> SkbQueue<S> {
         self.head.is_null()
     }
 
-    /// Calls `f` with the first skb, if any.
-    #[inline]
-    pub fn with_front<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
-        Self::with_skb(self.head, f)
-    }
-
     /// The first skb, or null; it stays the queue's.
     #[inline]
     fn head_ptr(&self) -> *mut bindings::sk_buff {
@@ -929,16 +923,6 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
         Some(if tree_first { (t, true) } else { (head, false) })
     }
 
-    /// Calls `f` with the skb to go next (the smallest key; on a tie the
-    /// FIFO's), if any.
-    #[inline]
-    pub fn with_front<R>(&self, key: impl Fn(&S) -> u64, f: impl FnOnce(&S) -> R) -> Option<R> {
-        let (p, _) = self.front(&key)?;
-        // SAFETY: `p` is an skb of this queue; as in `with_skb()`.
-        let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(NonNull::new_unchecked(p)) });
-        Some(f(&skb))
-    }
-
     /// Removes and returns the skb to go next (C's `fq_erase_head()`).
     #[inline]
     pub fn pop_front(&mut self, key: impl Fn(&S) -> u64) -> Option<S> {
@@ -952,8 +936,8 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
         unsafe { Some(self.take_tree_skb(p)) }
     }
 
-    /// The skb to go next, as [`Self::with_front`] finds it: its key and
-    /// where it is, for [`Self::pop`] (C's `fq_peek()`, whose skb
+    /// The skb to go next (the smallest key; on a tie the FIFO's): its key
+    /// and where it is, for [`Self::pop`] (C's `fq_peek()`, whose skb
     /// `fq_dequeue()` then erases without looking again).
     #[inline]
     pub fn peek(&self, key: impl Fn(&S) -> u64) -> Option<TimeQueueFront> {
