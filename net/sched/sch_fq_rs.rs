@@ -253,27 +253,26 @@ impl Arena {
         Some(w * 64 + words[w].trailing_zeros() as usize)
     }
 
-    /// Returns `false` if the arena holds all the flows it can.
-    fn can_grow(&mut self) -> bool {
-        self.lowest_free().is_some() || !self.chunks.is_full()
+    /// Where [`Self::grow`] puts the next chunk: the lowest chunk with a
+    /// free flow that [`Self::alloc`] could not use, which was taken out
+    /// (`Some`), or past the end (`None`). `ENOMEM` if the arena holds all
+    /// the flows it can.
+    fn grow_slot(&mut self) -> Result<Option<usize>> {
+        match self.lowest_free() {
+            Some(c) => Ok(Some(c)),
+            None if self.chunks.is_full() => Err(ENOMEM),
+            None => Ok(None),
+        }
     }
 
     /// Gives the arena memory for one more free flow (GFP_ATOMIC: called
-    /// from enqueue): the lowest chunk taken out comes back, or a chunk is
-    /// added.
-    fn grow(&mut self) -> Result {
+    /// from enqueue): chunk `back` of [`Self::grow_slot`] comes back, or a
+    /// chunk is added.
+    fn grow(&mut self, back: Option<usize>) -> Result {
         let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
-        // A chunk with a free flow that `alloc()` could not use was taken
-        // out; with none, at its most flows: fail before allocating.
-        if !self.can_grow() {
-            return Err(ENOMEM);
-        }
-        let back = self.lowest_free();
-        // Zeroed in place: a chunk is too big to build on the stack.
-        let mut chunk = KBox::init(kernel::init::zeroed::<[Flow; CHUNK]>(), gfp)?;
-        for f in chunk.iter_mut() {
-            *f = Flow::new();
-        }
+        // Zeroed in place: a chunk is too big to build on the stack. Zeroed
+        // flows are valid (`Zeroable`) and free; `alloc()` sets each up.
+        let chunk = KBox::init(kernel::init::zeroed::<[Flow; CHUNK]>(), gfp)?;
         if let Some(c) = back {
             self.chunks.put_chunk(c, chunk).map_err(|_| EINVAL)?;
             self.present += 1;
@@ -720,16 +719,14 @@ impl FqSchedData {
     /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
     fn grow(&mut self) -> Result {
         // At its most flows: fail before allocating anything.
-        if !self.arena.can_grow() {
-            return Err(ENOMEM);
-        }
+        let back = self.arena.grow_slot()?;
         let want = self.arena.capacity() + CHUNK;
         if self.delayed.len() < want {
             let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
             let chunk = KBox::init(kernel::init::zeroed::<[u32; HEAP_CHUNK]>(), gfp)?;
             self.delayed.push_chunk(chunk, gfp)?;
         }
-        self.arena.grow()
+        self.arena.grow(back)
     }
 
     /// `fq_classify()` after the orphan handling: find the flow of `key` in
