@@ -32,28 +32,32 @@ static NUMA_CHECK: AtomicBool = AtomicBool::new(true);
 struct RustPath;
 
 impl RustPath {
-    /// `__page_pool_put_page()`: recycles `netmem` into the alloc cache if
-    /// allowed, releases it if it cannot be reused, or returns it for the
-    /// ring.
-    fn put_page(
-        pool: &PagePool,
-        netmem: Netmem,
-        dma_sync_size: u32,
-        cache: Option<&mut AllocCache<'_>>,
-    ) -> Option<Recyclable> {
+    /// The check of `__page_pool_put_page()`: `Some` if `netmem` may be
+    /// recycled, else it is released here.
+    #[inline(always)]
+    fn recyclable(pool: &PagePool, netmem: Netmem) -> Option<Recyclable> {
         // `__page_pool_page_can_be_recycled()`: the pool holds the only
         // reference and the page is not from the emergency reserves.
-        let netmem = match netmem.into_recyclable() {
-            Ok(netmem) => netmem,
+        match netmem.into_recyclable() {
+            Ok(netmem) => Some(netmem),
             Err(netmem) => {
                 // Shared (the user kept a reference) or pfmemalloc: back to
                 // the page allocator.
                 pool.recycle_stat_inc(RecycleStat::ReleasedRefcnt);
                 pool.return_page(netmem);
-                return None;
+                None
             }
-        };
-        pool.dma_sync_for_device(&netmem, dma_sync_size);
+        }
+    }
+
+    /// The rest of `__page_pool_put_page()` for a synced page: into the
+    /// alloc cache if allowed and not full, else handed back for the ring.
+    #[inline(always)]
+    fn recycle_direct(
+        pool: &PagePool,
+        netmem: Recyclable,
+        cache: Option<&mut AllocCache<'_>>,
+    ) -> Option<Recyclable> {
         let Some(cache) = cache else {
             return Some(netmem);
         };
@@ -68,9 +72,44 @@ impl RustPath {
             }
         }
     }
-}
 
-impl RustPath {
+    /// `__page_pool_put_page()`: recycles `netmem` into the alloc cache if
+    /// allowed, releases it if it cannot be reused, or returns it for the
+    /// ring.
+    #[inline(always)]
+    fn put_page(
+        pool: &PagePool,
+        netmem: Netmem,
+        dma_sync_size: u32,
+        cache: Option<&mut AllocCache<'_>>,
+    ) -> Option<Recyclable> {
+        let netmem = Self::recyclable(pool, netmem)?;
+        pool.dma_sync_for_device(&netmem, dma_sync_size);
+        Self::recycle_direct(pool, netmem, cache)
+    }
+
+    /// Recycles a synced page: alloc cache, else ring.
+    #[inline(always)]
+    fn recycle(pool: &PagePool, netmem: Recyclable, mut cache: Option<AllocCache<'_>>) {
+        if let Some(netmem) = Self::recycle_direct(pool, netmem, cache.as_mut()) {
+            Self::recycle_in_ring(pool, netmem);
+        }
+    }
+
+    /// Syncs, then recycles. Out of line, so that a pool without DMA sync
+    /// (most software devices, XDP_DROP) recycles without saving registers
+    /// for the call.
+    #[inline(never)]
+    fn sync_and_recycle(
+        pool: &PagePool,
+        netmem: Recyclable,
+        dma_sync_size: u32,
+        cache: Option<AllocCache<'_>>,
+    ) {
+        pool.dma_sync_for_device(&netmem, dma_sync_size);
+        Self::recycle(pool, netmem, cache);
+    }
+
     /// `page_pool_recycle_in_ring()`, or the page allocator if the ring is
     /// full. Out of line: the lock code would otherwise cost the direct
     /// recycle path its registers.
@@ -92,6 +131,39 @@ impl RustPath {
     }
 }
 
+impl RustPath {
+    /// Moves pages from the ring to the alloc cache, up to the refill mark;
+    /// with `CHECK_NID`, stops at a page of a node other than `pref_nid`,
+    /// which it releases.
+    #[inline(always)]
+    fn fill_from_ring<const CHECK_NID: bool>(
+        pool: &PagePool,
+        cache: &mut AllocCache<'_>,
+        pref_nid: i32,
+    ) {
+        // Checking the mark first lets the compiler see that each push
+        // fits, as C's loop knows.
+        while cache.count() < PP_ALLOC_CACHE_REFILL {
+            let Some(netmem) = cache.ring_consume() else {
+                return;
+            };
+            if CHECK_NID && netmem.nid().is_some_and(|nid| nid != pref_nid) {
+                // Foreign node: release one page and let the pool allocate
+                // a local one, which keeps the page allocator's load low.
+                pool.return_page(netmem.into_netmem());
+                cache.alloc_stat_inc(AllocStat::Waive);
+                return;
+            }
+            if let Err(netmem) = cache.push(netmem) {
+                // Cannot happen: below the refill mark the cache has room.
+                // Do not lose the page.
+                pool.return_page(netmem.into_netmem());
+                return;
+            }
+        }
+    }
+}
+
 impl Hook for RustPath {
     const NAME: &'static CStr = c_str!("rust");
 
@@ -107,38 +179,31 @@ impl Hook for RustPath {
             page_pool::NUMA_NO_NODE => page_pool::numa_mem_id(),
             nid => nid,
         };
-        let numa_check = NUMA_CHECK.load(Ordering::Relaxed);
-        while let Some(netmem) = cache.ring_consume() {
-            if numa_check && netmem.nid().is_some_and(|nid| nid != pref_nid) {
-                // Foreign node: release one page and let the pool allocate
-                // a local one, which keeps the page allocator's load low.
-                pool.return_page(netmem.into_netmem());
-                cache.alloc_stat_inc(AllocStat::Waive);
-                break;
-            }
-            if let Err(netmem) = cache.push(netmem) {
-                // Cannot happen: the cache was empty and we stop at the
-                // refill mark, far below its size. Do not lose the page.
-                pool.return_page(netmem.into_netmem());
-                break;
-            }
-            if cache.count() >= PP_ALLOC_CACHE_REFILL {
-                break;
-            }
+        // Two copies of the loop, so that the loop does not test the knob.
+        if NUMA_CHECK.load(Ordering::Relaxed) {
+            Self::fill_from_ring::<true>(pool, &mut cache, pref_nid);
+        } else {
+            Self::fill_from_ring::<false>(pool, &mut cache, pref_nid);
         }
         let netmem = cache.pop()?;
         cache.alloc_stat_inc(AllocStat::Refill);
         Some(netmem)
     }
 
+    #[inline]
     fn put_unrefed(
         pool: &PagePool,
         netmem: Netmem,
         dma_sync_size: u32,
-        mut cache: Option<AllocCache<'_>>,
+        cache: Option<AllocCache<'_>>,
     ) {
-        if let Some(netmem) = Self::put_page(pool, netmem, dma_sync_size, cache.as_mut()) {
-            Self::recycle_in_ring(pool, netmem);
+        let Some(netmem) = Self::recyclable(pool, netmem) else {
+            return;
+        };
+        if pool.dma_sync() {
+            Self::sync_and_recycle(pool, netmem, dma_sync_size, cache);
+        } else {
+            Self::recycle(pool, netmem, cache);
         }
     }
 

@@ -53,12 +53,12 @@ for i in $(seq "$ROUNDS"); do
 		lr=$(pp_run rust loops=$PP_LOOPS); lc=$(pp_run c loops=$PP_LOOPS)
 	fi
 	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
-	for p in fast ring slow; do
+	for p in fast ring slow xcpu; do
 		PC[$p.ns]+=" $(field ${p}_ns "$lc")"; PR[$p.ns]+=" $(field ${p}_ns "$lr")"
 		PC[$p.cy]+=" $(field ${p}_cycles "$lc")"; PR[$p.cy]+=" $(field ${p}_cycles "$lr")"
 	done
 done
-for p in fast ring slow; do
+for p in fast ring slow xcpu; do
 	plot_row "page_pool $p" ns "${PC[$p.ns]# }" "${PR[$p.ns]# }"
 	# shellcheck disable=SC2086
 	{ nc=$(med ${PC[$p.ns]}); nr=$(med ${PR[$p.ns]}); cc=$(med ${PC[$p.cy]}); cr=$(med ${PR[$p.cy]}); }

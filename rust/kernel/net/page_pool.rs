@@ -83,6 +83,28 @@ fn smp_processor_id() -> i32 {
     pcpu_hot_read::<CPU_NUMBER>()
 }
 
+/// `this_cpu_inc()` of the `u64` at `OFF` in the per-CPU area `base`.
+///
+/// # Safety
+///
+/// `base` must be a per-CPU pointer (`__percpu`) to an object with a `u64`
+/// at `OFF`, valid for the call.
+#[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
+#[inline(always)]
+unsafe fn this_cpu_inc_u64<const OFF: usize>(base: *mut u8) {
+    // SAFETY: `%gs` is the base of this CPU's area, so this one `inc`
+    // updates this CPU's copy, safe against preemption and interrupts as a
+    // single instruction; the object is valid (caller's promise).
+    unsafe {
+        core::arch::asm!(
+            "inc qword ptr gs:[{base} + {off}]",
+            base = in(reg) base,
+            off = const OFF,
+            options(nostack),
+        )
+    };
+}
+
 /// `smp_wmb()`: x86-64 does not reorder stores with stores, so C's is a
 /// compiler barrier; elsewhere a release fence orders at least as much.
 #[inline(always)]
@@ -348,13 +370,20 @@ impl PagePool {
         unsafe { bindings::page_pool_hook_return_page(self.as_ptr(), netmem.into_raw()) };
     }
 
+    /// Whether the pool syncs recycled pages for the device
+    /// (`PP_FLAG_DMA_SYNC_DEV`, until the pool is being destroyed).
+    #[inline]
+    pub fn dma_sync(&self) -> bool {
+        // SAFETY: The pool is live (type invariant); C reads the flag the
+        // same way before syncing, and rechecks it under RCU.
+        unsafe { (*self.as_ptr()).dma_sync() }
+    }
+
     /// Syncs the first `dma_sync_size` bytes of `netmem` for the device,
     /// if the pool does DMA sync (`page_pool_dma_sync_for_device()`).
     #[inline]
     pub fn dma_sync_for_device(&self, netmem: &Netmem, dma_sync_size: u32) {
-        // SAFETY: The pool is live (type invariant); C reads the flag the
-        // same way before syncing, and rechecks it under RCU.
-        if !unsafe { (*self.as_ptr()).dma_sync() } {
+        if !self.dma_sync() {
             return;
         }
         // SAFETY: The pool is live and the page is ours (invariants).
@@ -393,6 +422,32 @@ impl PagePool {
     /// Counts one event of a recycling statistic.
     #[inline]
     pub fn recycle_stat_inc(&self, stat: RecycleStat) {
+        #[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
+        {
+            use core::mem::offset_of;
+            type S = bindings::page_pool_recycle_stats;
+            // SAFETY: The pool is live (type invariant) and `recycle_stats`
+            // its per-CPU statistics; each offset is that of a `u64` field.
+            unsafe {
+                let stats = (*self.as_ptr()).recycle_stats.cast::<u8>();
+                // The match folds away where `stat` is a constant, leaving
+                // one `inc` at a constant offset, as C's `this_cpu_inc()`.
+                match stat {
+                    RecycleStat::Cached => this_cpu_inc_u64::<{ offset_of!(S, cached) }>(stats),
+                    RecycleStat::CacheFull => {
+                        this_cpu_inc_u64::<{ offset_of!(S, cache_full) }>(stats)
+                    }
+                    RecycleStat::Ring => this_cpu_inc_u64::<{ offset_of!(S, ring) }>(stats),
+                    RecycleStat::RingFull => {
+                        this_cpu_inc_u64::<{ offset_of!(S, ring_full) }>(stats)
+                    }
+                    RecycleStat::ReleasedRefcnt => {
+                        this_cpu_inc_u64::<{ offset_of!(S, released_refcnt) }>(stats)
+                    }
+                }
+            }
+        }
+        #[cfg(not(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP)))]
         self.recycle_stat_add(stat, 1);
     }
 

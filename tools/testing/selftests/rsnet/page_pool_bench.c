@@ -7,7 +7,8 @@
  *
  *   modprobe page_pool_bench [loops=N] [cpu=C]
  *	page_pool_bench: path=c fast_ns=X.XX fast_cycles=N ring_ns=X.XX
- *	ring_cycles=N slow_ns=X.XX slow_cycles=N	(one line)
+ *	ring_cycles=N slow_ns=X.XX slow_cycles=N xcpu_ns=X.XX
+ *	xcpu_cycles=N	(one line)
  *
  *	fast: alloc + page_pool_recycle_direct(): the alloc cache (XDP_DROP);
  *	ring: alloc + page_pool_put_full_page(pool, page, false): pages come
@@ -19,6 +20,14 @@
  *	primed with 64 pages) in a kthread bound to CPU @cpu (default: the
  *	first online CPU), BH disabled in chunks of 4096 loops: only the time
  *	inside the chunks counts.
+ *	xcpu: the same pages cross CPUs, as in receive with the application
+ *	      on another CPU: CPU @cpu allocates with BH disabled (the NAPI
+ *	      side) and hands batches of 256 pages to another online CPU,
+ *	      which puts them back from process context (allow_direct false,
+ *	      so through the ring, producer and consumer on different CPUs).
+ *	      Each side sleeps while it waits for the other, so the time from
+ *	      the first allocation until the last page is back is work; per
+ *	      page, in ns and in get_cycles() units of the allocating CPU.
  *
  *   modprobe page_pool_bench numa=1 [loops=N]
  *	page_pool_bench: numa path=c local_pct=P.P waive=N
@@ -32,7 +41,8 @@
  *
  * Init returns 0 after printing (remove the module with modprobe -r), or a
  * negative errno: -EINVAL for bad parameters, -ENODEV if numa=1 finds no
- * CPUs on nodes 0 and 1, -ENOMEM if the pool or a page cannot be had.
+ * CPUs on nodes 0 and 1 or xcpu no second CPU, -ENOMEM if the pool or a
+ * page cannot be had.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -46,6 +56,7 @@
 #include <linux/timekeeping.h>
 #include <linux/timex.h>
 #include <linux/topology.h>
+#include <linux/wait.h>
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/hook.h>
 
@@ -71,6 +82,8 @@ MODULE_PARM_DESC(cpu, "CPU of the three paths (default: first online)");
 #define BENCH_POOL_SIZE	1024
 #define BENCH_PRIME	64
 #define NUMA_FILL	256
+#define XCPU_BATCH	256
+#define XCPU_SLOTS	4
 
 static struct page *bench_pages[NUMA_FILL];
 
@@ -170,6 +183,125 @@ static int bench_one(void *arg)
 	return err;
 }
 
+/* The xcpu path: batches of pages from the allocating CPU to the other. */
+struct xcpu_run {
+	struct page_pool *pool;
+	struct page *pages[XCPU_SLOTS][XCPU_BATCH];
+	unsigned long batches;
+	atomic_t ready;		/* batches filled and not yet put back */
+	bool stop;		/* the allocating side failed */
+	wait_queue_head_t wq;	/* either side waiting for the other */
+	u64 ns;
+	u64 cycles;
+};
+
+/* The NAPI side: allocate each batch with BH disabled, hand it over. */
+static int xcpu_alloc(void *arg)
+{
+	struct xcpu_run *x = arg;
+	cycles_t c0 = get_cycles();
+	u64 t0 = ktime_get_ns();
+	unsigned long b;
+	int i, err = 0;
+
+	for (b = 0; b < x->batches; b++) {
+		struct page **slot = x->pages[b % XCPU_SLOTS];
+
+		wait_event(x->wq, atomic_read_acquire(&x->ready) < XCPU_SLOTS);
+		local_bh_disable();
+		for (i = 0; i < XCPU_BATCH; i++) {
+			slot[i] = page_pool_dev_alloc_pages(x->pool);
+			if (unlikely(!slot[i]))
+				break;
+		}
+		local_bh_enable();
+		if (unlikely(i < XCPU_BATCH)) {
+			while (i--)
+				page_pool_put_full_page(x->pool, slot[i], false);
+			err = -ENOMEM;
+			WRITE_ONCE(x->stop, true);
+			wake_up(&x->wq);
+			break;
+		}
+		atomic_inc_return_release(&x->ready);
+		wake_up(&x->wq);
+	}
+	/* Done when the other side has put back every page. */
+	wait_event(x->wq, !atomic_read_acquire(&x->ready));
+	x->cycles = get_cycles() - c0;
+	x->ns = ktime_get_ns() - t0;
+	return err;
+}
+
+/* The application side: put each batch back, BH enabled. */
+static int xcpu_put(void *arg)
+{
+	struct xcpu_run *x = arg;
+	unsigned long b;
+	int i;
+
+	for (b = 0; b < x->batches; b++) {
+		struct page **slot = x->pages[b % XCPU_SLOTS];
+
+		wait_event(x->wq, atomic_read_acquire(&x->ready) ||
+				  READ_ONCE(x->stop));
+		if (!atomic_read_acquire(&x->ready))
+			break;
+		for (i = 0; i < XCPU_BATCH; i++)
+			page_pool_put_full_page(x->pool, slot[i], false);
+		atomic_dec_return_release(&x->ready);
+		wake_up(&x->wq);
+	}
+	return 0;
+}
+
+/* Runs the xcpu path from CPU @c to another online CPU. */
+static int bench_xcpu(int c, u64 *ns, u64 *cycles)
+{
+	struct rsnet_cpu_work w;
+	struct task_struct *t;
+	struct xcpu_run *x;
+	int c2, err, err2;
+
+	for_each_online_cpu(c2)
+		if (c2 != c)
+			break;
+	if (c2 >= nr_cpu_ids || c2 == c) {
+		pr_err("xcpu needs a second online CPU\n");
+		return -ENODEV;
+	}
+	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	if (!x)
+		return -ENOMEM;
+	x->batches = DIV_ROUND_UP(loops, XCPU_BATCH);
+	atomic_set(&x->ready, 0);
+	init_waitqueue_head(&x->wq);
+	x->pool = bench_pool();
+	if (IS_ERR(x->pool)) {
+		err = PTR_ERR(x->pool);
+		goto out;
+	}
+	t = rsnet_start_on_cpu(c2, xcpu_put, x, "page_pool_bench/%u", &w);
+	if (IS_ERR(t)) {
+		err = PTR_ERR(t);
+		goto out_pool;
+	}
+	err = run_on_cpu(c, xcpu_alloc, x);
+	if (err) {
+		WRITE_ONCE(x->stop, true);
+		wake_up(&x->wq);
+	}
+	err2 = rsnet_finish_on_cpu(&w, t);
+	err = err ?: err2;
+	*ns = div64_u64(x->ns * 100, x->batches * XCPU_BATCH);
+	*cycles = div64_u64(x->cycles, x->batches * XCPU_BATCH);
+out_pool:
+	page_pool_destroy(x->pool);
+out:
+	kfree(x);
+	return err;
+}
+
 /* Per loop, in hundredths. */
 static u64 per_loop_x100(u64 total)
 {
@@ -181,7 +313,7 @@ static int bench_paths(void)
 	struct bench_run run[PATH_NR] = {
 		{ .path = PATH_FAST }, { .path = PATH_RING }, { .path = PATH_SLOW },
 	};
-	u64 ns[PATH_NR], cyc[PATH_NR];
+	u64 ns[PATH_NR], cyc[PATH_NR], xns, xcyc;
 	int c = cpu, i, err;
 
 	if (c < 0)
@@ -195,11 +327,17 @@ static int bench_paths(void)
 		ns[i] = per_loop_x100(run[i].ns);
 		cyc[i] = div64_u64(run[i].cycles, loops);
 	}
-	pr_info("path=%s fast_ns=%llu.%02llu fast_cycles=%llu ring_ns=%llu.%02llu ring_cycles=%llu slow_ns=%llu.%02llu slow_cycles=%llu\n",
+	err = bench_xcpu(c, &xns, &xcyc);
+	if (err) {
+		pr_err("xcpu from cpu %d: error %d\n", c, err);
+		return err;
+	}
+	pr_info("path=%s fast_ns=%llu.%02llu fast_cycles=%llu ring_ns=%llu.%02llu ring_cycles=%llu slow_ns=%llu.%02llu slow_cycles=%llu xcpu_ns=%llu.%02llu xcpu_cycles=%llu\n",
 		page_pool_hook_name(),
 		ns[PATH_FAST] / 100, ns[PATH_FAST] % 100, cyc[PATH_FAST],
 		ns[PATH_RING] / 100, ns[PATH_RING] % 100, cyc[PATH_RING],
-		ns[PATH_SLOW] / 100, ns[PATH_SLOW] % 100, cyc[PATH_SLOW]);
+		ns[PATH_SLOW] / 100, ns[PATH_SLOW] % 100, cyc[PATH_SLOW],
+		xns / 100, xns % 100, xcyc);
 	return 0;
 }
 

@@ -33,6 +33,37 @@ static int rsnet_cpu_thread(void *data)
 }
 
 /*
+ * Start @fn(@arg) in a kthread bound to @cpu, named after @namefmt ("%u" is
+ * the CPU); rsnet_finish_on_cpu(@w, @t) waits for it and returns its
+ * result. Returns the kthread, or ERR_PTR(-EINVAL) if @cpu is not online,
+ * or the error of creating it.
+ */
+static struct task_struct *rsnet_start_on_cpu(int cpu, int (*fn)(void *),
+					      void *arg, const char *namefmt,
+					      struct rsnet_cpu_work *w)
+{
+	struct task_struct *t;
+
+	if (cpu < 0 || cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return ERR_PTR(-EINVAL);
+	w->fn = fn;
+	w->arg = arg;
+	w->ret = 0;
+	init_completion(&w->done);
+	t = kthread_create_on_cpu(rsnet_cpu_thread, w, cpu, namefmt);
+	if (!IS_ERR(t))
+		wake_up_process(t);
+	return t;
+}
+
+static int rsnet_finish_on_cpu(struct rsnet_cpu_work *w, struct task_struct *t)
+{
+	wait_for_completion(&w->done);
+	kthread_stop(t);
+	return w->ret;
+}
+
+/*
  * Run @fn(@arg) in a kthread bound to @cpu, named after @namefmt ("%u" is
  * the CPU), and return its result; -EINVAL if @cpu is not online, or the
  * error of creating the kthread.
@@ -40,19 +71,13 @@ static int rsnet_cpu_thread(void *data)
 static int rsnet_run_on_cpu(int cpu, int (*fn)(void *), void *arg,
 			    const char *namefmt)
 {
-	struct rsnet_cpu_work w = { .fn = fn, .arg = arg };
+	struct rsnet_cpu_work w;
 	struct task_struct *t;
 
-	if (cpu < 0 || cpu >= nr_cpu_ids || !cpu_online(cpu))
-		return -EINVAL;
-	init_completion(&w.done);
-	t = kthread_create_on_cpu(rsnet_cpu_thread, &w, cpu, namefmt);
+	t = rsnet_start_on_cpu(cpu, fn, arg, namefmt, &w);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
-	wake_up_process(t);
-	wait_for_completion(&w.done);
-	kthread_stop(t);
-	return w.ret;
+	return rsnet_finish_on_cpu(&w, t);
 }
 
 #endif /* RSNET_RUN_ON_CPU_H */
