@@ -87,8 +87,75 @@ for cfg in c rust rust-off; do
 done
 say "=======================  ===========  ========"
 say "(rust-off: /proc/sys/rsnet/page_pool/numa_check=0, the rule turned off)"
-modprobe -r page_pool_rs 2>/dev/null
 say ""
+
+# --- page_pool: real traffic, pktgen into a veth with XDP ----------------------
+# veth copies each skb pktgen sends (1500 B, payload in a page fragment: a
+# nonlinear skb) into a page of its page pool for the XDP program of the
+# peer (more than half a page with XDP's headroom: one whole page, one
+# alloc and one put per packet), in the peer's NAPI on CPU 0. XDP_DROP
+# recycles the pages into the alloc cache there; with XDP_PASS the packets
+# reach a UDP socket that udp_sink reads on CPU 1, where the skbs are freed
+# (skb_defer_max 0: no deferral to CPU 0), so their pages come back through
+# the ring.
+ip netns add ppx
+ip link add ppxa type veth peer name ppxb netns ppx
+ip addr add 10.67.0.1/24 dev ppxa
+ip link set ppxa up
+ip -n ppx addr add 10.67.0.2/24 dev ppxb
+ip -n ppx link set ppxb up
+ppx_mac=$(ip -n ppx -o link show ppxb | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+defer_max=$(sysctl -n net.core.skb_defer_max)
+sysctl -q -w net.core.skb_defer_max=0
+ppx_stat() { ip netns exec ppx ethtool -S ppxb | awk -v k="$1:" '$1 == k {s += $2} END {print s + 0}'; }
+xdp_pps() { # IMPL ACTION -> "pps ring-share-%"
+	local impl=$1 action=$2 sink="" n r0 c0 r1 c1
+	if [ "$impl" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
+	if [ "$action" = pass ]; then
+		ip netns exec ppx taskset -c 1 "$SELF/udp_sink" 10.67.0.2 9 >"$res/sink.out" &
+		sink=$!
+		for _ in $(seq 300); do grep -q ready "$res/sink.out" && break; sleep 0.1; done
+		grep -q ready "$res/sink.out" || echo "# udp_sink not ready after 30 s" >>"$res/raw.txt"
+	fi
+	r0=$(ppx_stat rx_pp_recycle_ring); c0=$(ppx_stat rx_pp_recycle_cached)
+	n=$(PG_DST_MAC=$ppx_mac PG_FRAGS=1 "$SELF/pktgen_flows.sh" ppxa 10.67.0.2 1 3 1500 | tail -1)
+	r1=$(ppx_stat rx_pp_recycle_ring); c1=$(ppx_stat rx_pp_recycle_cached)
+	if [ -n "$sink" ]; then
+		kill "$sink"; wait "$sink"
+		echo "# raw xdp $impl $action: udp_sink $(grep "^read " "$res/sink.out")" >>"$res/raw.txt"
+	fi
+	echo "# raw xdp $impl $action: sent $n ring $((r1 - r0)) cached $((c1 - c0))" >>"$res/raw.txt"
+	python3 -c "import sys; n,r,c=map(int,sys.argv[1:]); print(n//3, f'{100*r/max(r+c,1):.0f}')" \
+		"$n" $((r1 - r0)) $((c1 - c0))
+}
+say "page_pool: pktgen (1500 B in a fragment, 3 s, CPU 0) into a veth whose peer runs XDP"
+say "(packets per second; cost ratio Rust/C = pps C / pps Rust; ring: share"
+say "of the recycled pages that came back through the ring; $ROUNDS rounds)"
+say ""
+say "===============================  ==========  ==========  ===========  ======"
+say "XDP program                      C pps       Rust pps    cost Rust/C  ring"
+say "===============================  ==========  ==========  ===========  ======"
+for action in drop pass; do
+	ip netns exec ppx python3 -S "$SELF/xdp_pass.py" attach ppxb $([ $action = drop ] && echo drop)
+	c=(); r=(); rs=()
+	for i in $(seq "$ROUNDS"); do
+		for impl in $(a_first "$i" && echo c rust || echo rust c); do
+			read -r n ring < <(xdp_pps $impl $action)
+			if [ $impl = c ]; then c+=("$n"); else r+=("$n"); rs+=("$ring"); fi
+		done
+	done
+	ip netns exec ppx python3 -S "$SELF/xdp_pass.py" detach ppxb
+	label=$([ $action = drop ] && echo "XDP_DROP" || echo "XDP_PASS, udp_sink on CPU 1")
+	mc=$(med "${c[@]}"); mr=$(med "${r[@]}")
+	say "$(printf '%-31s  %-10.0f  %-10.0f  %-11s  %s%%' "$label" "$mc" "$mr" "$(ratio "$mc" "$mr")" "$(med "${rs[@]}")")"
+	echo "# raw xdp $action C: ${c[*]} Rust: ${r[*]} ring%: ${rs[*]}" >>"$res/raw.txt"
+	plot_row "page_pool veth $label" pps "${c[*]}" "${r[*]}"
+done
+say "===============================  ==========  ==========  ===========  ======"
+say ""
+sysctl -q -w net.core.skb_defer_max="$defer_max"
+ip netns del ppx
+modprobe -r page_pool_rs 2>/dev/null
 
 fi
 

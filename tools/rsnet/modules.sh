@@ -31,11 +31,13 @@ if [ ! -x "$zc" ] || [ "$zc.c" -nt "$zc" ]; then
 		die "building $zc failed" "$log"
 fi
 
-um=$RSNET_TOP/tools/testing/selftests/rsnet/udp_many
-if [ ! -x "$um" ] || [ "$um.c" -nt "$um" ]; then
-	gcc -O2 -Wall -Wextra -Werror -o "$um" "$um.c" >>"$log" 2>&1 ||
-		die "building $um failed" "$log"
-fi
+for um in udp_many udp_sink; do
+	um=$RSNET_TOP/tools/testing/selftests/rsnet/$um
+	if [ ! -x "$um" ] || [ "$um.c" -nt "$um" ]; then
+		gcc -O2 -Wall -Wextra -Werror -o "$um" "$um.c" >>"$log" 2>&1 ||
+			die "building $um failed" "$log"
+	fi
+done
 
 # virtme-ng's module directory for this build, with our modules in extra/.
 if [ -z "${KDIR:-}" ] || [ -w "$build" ]; then

@@ -8,7 +8,9 @@
 #
 # PG_SRC="MIN MAX" takes IPv4 source addresses MIN..MAX in turn (one new
 # address per packet: as many flows as addresses); PG_COUNT=N stops after
-# N packets (or SECONDS, whichever comes first). Without PG_COUNT, SIGTERM
+# N packets (or SECONDS, whichever comes first); PG_DST_MAC sets the
+# destination MAC address (default: zero); PG_FRAGS=N puts the payload in
+# N page fragments (a nonlinear skb). Without PG_COUNT, SIGTERM
 # stops pktgen before SECONDS (and the script still prints its count).
 set -u
 DEV=$1 DST=$2 FLOWS=$3 SECS=$4 SIZE=${5:-1000}
@@ -45,6 +47,8 @@ pgset $D "xmit_mode queue_xmit"
 pgset $D "udp_src_min 10000"
 pgset $D "udp_src_max $((10000 + FLOWS - 1))"
 pgset $D "flag UDPSRC_RND"
+[ -n "${PG_DST_MAC:-}" ] && pgset $D "dst_mac $PG_DST_MAC"
+[ -n "${PG_FRAGS:-}" ] && pgset $D "frags $PG_FRAGS"
 if [ -n "${PG_SRC:-}" ]; then
 	read -r lo hi <<<"$PG_SRC"
 	pgset $D "src_min $lo"

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""An XDP_PASS program on a device, for the rsnet page_pool selftest.
+"""An XDP_PASS (or XDP_DROP) program on a device, for the rsnet page_pool
+selftest and benchmark.
 
-  xdp_pass.py attach DEV   load "r0 = XDP_PASS; exit" with bpf(2) and attach
-                           it to DEV in native (driver) mode
+  xdp_pass.py attach DEV [drop]
+                           load "r0 = XDP_PASS; exit" (XDP_DROP with drop)
+                           with bpf(2) and attach it to DEV in native
+                           (driver) mode
   xdp_pass.py detach DEV   remove the XDP program of DEV
   xdp_pass.py show DEV     print the id of the XDP program of DEV (0: none)
 
@@ -21,7 +24,7 @@ import sys
 SYS_BPF = {"x86_64": 321, "aarch64": 280}
 BPF_PROG_LOAD = 5
 BPF_PROG_TYPE_XDP = 6
-XDP_PASS = 2
+XDP_DROP, XDP_PASS = 1, 2
 XDP_FLAGS_DRV_MODE = 1 << 2
 RTM_GETLINK, RTM_SETLINK = 18, 19
 NLM_F_REQUEST, NLM_F_ACK = 0x1, 0x4
@@ -34,24 +37,30 @@ IFINFO = struct.Struct("=BxHiII")
 
 # struct bpf_insn: u8 code, u8 dst_reg:4 src_reg:4, s16 off, s32 imm
 INSN = struct.Struct("<BBhi")
-PROG = (INSN.pack(0xB7, 0, 0, XDP_PASS)  # BPF_ALU64 | BPF_MOV | BPF_K: r0 = 2
-        + INSN.pack(0x95, 0, 0, 0))      # BPF_JMP | BPF_EXIT
+
+
+def prog(action):
+    """The program: r0 = action; exit."""
+    return (INSN.pack(0xB7, 0, 0, action)  # BPF_ALU64 | BPF_MOV | BPF_K
+            + INSN.pack(0x95, 0, 0, 0))    # BPF_JMP | BPF_EXIT
+
 # union bpf_attr, BPF_PROG_LOAD, up to expected_attach_type: prog_type,
 # insn_cnt, insns, license, log_level, log_size, log_buf, kern_version,
 # prog_flags, prog_name, prog_ifindex, expected_attach_type
 ATTR = struct.Struct("<IIQQIIQII16sII")
 
 
-def prog_load():
-    """Returns the fd of a loaded XDP_PASS program."""
+def prog_load(action):
+    """Returns the fd of a loaded program that returns action."""
     nr = SYS_BPF.get(os.uname().machine)
     if nr is None:
         raise SystemExit(f"bpf(2) number unknown for {os.uname().machine}")
-    insns = ctypes.create_string_buffer(PROG, len(PROG))
+    code = prog(action)
+    insns = ctypes.create_string_buffer(code, len(code))
     lic = ctypes.create_string_buffer(b"GPL")
     log = ctypes.create_string_buffer(1 << 16)
     attr = ctypes.create_string_buffer(ATTR.pack(
-        BPF_PROG_TYPE_XDP, len(PROG) // INSN.size, ctypes.addressof(insns),
+        BPF_PROG_TYPE_XDP, len(code) // INSN.size, ctypes.addressof(insns),
         ctypes.addressof(lic), 1, len(log), ctypes.addressof(log), 0, 0,
         b"rsnet_xdp_pass", 0, 0), ATTR.size)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -126,15 +135,18 @@ def prog_id(idx):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("attach", "detach", "show"):
+    args = sys.argv[1:]
+    if (len(args) not in (2, 3) or args[0] not in ("attach", "detach", "show")
+            or (len(args) == 3 and args[0:3:2] != ["attach", "drop"])):
         raise SystemExit(__doc__)
-    cmd, dev = sys.argv[1:]
+    cmd, dev = args[:2]
+    action = XDP_DROP if len(args) == 3 else XDP_PASS
     try:
         idx = socket.if_nametoindex(dev)
     except OSError:
         raise SystemExit(f"no device {dev}") from None
     if cmd == "attach":
-        fd = prog_load()
+        fd = prog_load(action)
         set_xdp(idx, fd)
         os.close(fd)
         if not prog_id(idx):
