@@ -11,6 +11,8 @@
 #                 BENCH=page_pool,tcp,fq,fqscale picks the parts)
 #   make oracle   C fq against Rust fq on the same scripts, at scale
 #                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
+#   make fuzz     random fq netlink requests, C against Rust, at scale
+#                 (fq_fuzz.sh; FQ_FUZZ_SETS=50000)
 #   make lint     rustfmt, clippy and checkpatch
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
@@ -22,12 +24,13 @@
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CHECK_VMS
 export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO FQ_SOCKETS FQ_SOCKETS_DELAY_MS
+export FQ_FUZZ_SETS FQ_FUZZ_SEED
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.
 export RSNET_VM_CMD := $(value CMD)
 
-.PHONY: all deps kernel modules check oracle run vm bench lint clean
+.PHONY: all deps kernel modules check oracle fuzz run vm bench lint clean
 all: modules
 
 deps:
@@ -43,6 +46,12 @@ check:
 oracle:
 	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \
 		ORACLE_OPS=$${ORACLE_OPS:-1000} bash $(T)/check.sh
+# The netlink fuzzer alone, large: 50,000 sets per implementation by
+# default (make check runs 2,000), about 30 minutes; the kselftest
+# runner's 30-minute limit per program is raised for it.
+fuzz:
+	@TESTS=fq_fuzz.sh CHECK_VMS=1 FQ_FUZZ_SETS=$${FQ_FUZZ_SETS:-50000} \
+		kselftest_override_timeout=7200 bash $(T)/check.sh
 run:
 	@bash $(T)/run.sh
 bench:

@@ -2,18 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0
 """Raw rtnetlink for the fq selftests: what tc and ynl cannot send.
 
-  fq_nl.py fuzz DEV N SEED OUT.json   N random TCA_OPTIONS sets (valid and
-                                      invalid: wrong types, lengths, values)
-                                      against the fq loaded now; records the
-                                      errno, extack and dumps of each
+  fq_nl.py fuzz DEV N SEED OUT.json [TDEV TADDR]
+                                      N random TCA_OPTIONS sets (valid and
+                                      invalid: wrong types, lengths, values,
+                                      unknown and nested attributes) against
+                                      the fq loaded now; records the errno,
+                                      extack and dumps of each; with TDEV,
+                                      every 50th set also carries traffic:
+                                      it becomes the fq of TDEV (up), and 64
+                                      datagrams go to TADDR through it
   fq_nl.py compare RUST.json C.json   differential verdict, KTAP lines
   fq_nl.py xstats DEV [NAME]          the fq tc_fq_qd_stats of DEV, a
                                       "name value" line each (NAME: that
                                       field's value alone)
 
-Each fuzz set runs on a fresh qdisc: half of them as the options of
-`qdisc add` (init), half as a `qdisc change` of a default fq, so that a
-change rejected by C's partial-apply behaviour cannot leak into the next set.
+Each fuzz set runs on a fresh qdisc, in turn as the options of `qdisc add`
+(init), of a `qdisc change` of a default fq, and of a `qdisc replace` that
+puts a new fq (handle 2:) in place of a default one (1:), so that a change
+rejected by C's partial-apply behaviour cannot leak into the next set.
 
 json and random are imported where used: each module costs a noticeable
 part of a second of the emulated guest's Python start.
@@ -31,9 +37,12 @@ NLM_F_DUMP = 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 NETLINK_EXT_ACK = 11
 NLMSGERR_ATTR_MSG = 1
-TCA_KIND, TCA_OPTIONS, TCA_XSTATS = 1, 2, 4
+TCA_KIND, TCA_OPTIONS, TCA_XSTATS, TCA_STATS2 = 1, 2, 4, 7
+TCA_STATS_BASIC, TCA_STATS_QUEUE = 1, 3
+TRAFFIC_EVERY, TRAFFIC_PKTS = 50, 64
 TC_H_ROOT = 0xFFFFFFFF
 TCA_FQ_MAX = 17
+TCA_FQ_PLIMIT, TCA_FQ_FLOW_PLIMIT, TCA_FQ_FLOW_MAX_RATE = 1, 2, 7
 FQ_STATS = struct.Struct("=7Qq4I4Q3Q3II")
 FQ_STATS_NAMES = ["gc_flows", "highprio_packets", "tcp_retrans", "throttled",
                   "flows_plimit", "pkts_too_long", "allocation_errors",
@@ -103,7 +112,9 @@ def tcmsg(ifindex, handle=0x10000, parent=TC_H_ROOT):
 
 
 def qdisc(nl, ifindex, flags, opts=None, mtype=RTM_NEWQDISC):
-    body = tcmsg(ifindex) + nla(TCA_KIND, b"fq\0")
+    # A delete names no handle: it takes the root, whichever it is (1:, or
+    # 2: after a replace).
+    body = tcmsg(ifindex, 0 if mtype == RTM_DELQDISC else 0x10000) + nla(TCA_KIND, b"fq\0")
     if opts is not None:
         body += nla(TCA_OPTIONS, opts)
     return nl.request(mtype, flags, body)
@@ -136,12 +147,24 @@ U32_VALUES = [0, 1, 2, 3, 17, 18, 19, 100, 255, 256, 1500, 65535, 1 << 20,
               (1 << 20) + 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF]
 
 
+NLA_F_NESTED, NLA_F_NET_BYTEORDER = 0x8000, 0x4000
+
+
 def random_attr(rnd):
-    t = rnd.choice(list(range(0, TCA_FQ_MAX + 3)))
+    t = rnd.choice(list(range(0, TCA_FQ_MAX + 3)) + [100, 0x3FFF])
     kind = rnd.random()
     if kind < 0.15:
         # Wrong length, any type.
         return nla(t, bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 1, 2, 3, 5, 7, 8, 12, 19, 21]))))
+    if kind < 0.22:
+        # Nested junk: attributes inside an attribute, flagged nested or
+        # not, or a valid-looking attribute with a flag bit set.
+        inner = b"".join(nla(rnd.randrange(TCA_FQ_MAX + 3), struct.pack("=I", rnd.choice(U32_VALUES)))
+                         for _ in range(rnd.randrange(0, 3)))
+        flag = rnd.choice([0, NLA_F_NESTED, NLA_F_NET_BYTEORDER])
+        if rnd.random() < 0.5:
+            return nla(t | flag, inner)
+        return nla(t | flag, struct.pack("=I", rnd.choice(U32_VALUES)))
     if t == 15:  # horizon_drop: u8
         return nla(t, bytes([rnd.choice([0, 1, 2, 255])]))
     if t == 16:  # priomap: struct tc_prio_qopt
@@ -155,20 +178,64 @@ def random_attr(rnd):
     return nla(t, struct.pack("=I", v))
 
 
-def fuzz(dev, n, seed, out):
+MODES = ("init", "change", "replace")
+
+
+def stats2(payload):
+    """(packets sent, qlen, drops) from an RTM_NEWQDISC's TCA_STATS2."""
+    st = parse_attrs(parse_attrs(payload[20:]).get(TCA_STATS2, b""))
+    packets = struct.unpack_from("=QI", st[TCA_STATS_BASIC])[1] if TCA_STATS_BASIC in st else None
+    q = struct.unpack_from("=5I", st[TCA_STATS_QUEUE]) if TCA_STATS_QUEUE in st else (None,) * 5
+    return packets, q[0], q[2]
+
+
+def traffic(nl, tdev, opts, socks):
+    """The options as a new fq root of tdev (up), then TRAFFIC_PKTS
+    datagrams through it from the sockets: returns [errno, offered - (sent
+    + queued + dropped)], which must be 0: the qdisc's counters are read
+    under its lock, so a packet is in exactly one of them."""
+    tidx = socket.if_nametoindex(tdev)
+    qdisc(nl, tidx, 0, mtype=RTM_DELQDISC)
+    err, _, _ = qdisc(nl, tidx, NLM_F_CREATE | NLM_F_EXCL, opts)
+    if err:
+        return [err, None, 0, 0, 0]
+    offered = 0
+    for i in range(TRAFFIC_PKTS):
+        try:
+            socks[i % len(socks)].send(bytes(64 + 37 * i % 1400))
+            offered += 1  # a drop at enqueue too: UDP hides ENOBUFS
+        except BlockingIOError:
+            pass  # the socket's send buffer is full: never offered
+    _, _, replies = nl.request(RTM_GETQDISC, NLM_F_ECHO, tcmsg(tidx, 0))
+    for t, payload in replies:
+        if t == RTM_NEWQDISC:
+            packets, qlen, drops = stats2(payload)
+            if None not in (packets, qlen, drops):
+                return [0, offered - (packets + qlen + drops), packets, qlen, drops]
+    return [0, None, 0, 0, 0]
+
+
+def fuzz(dev, n, seed, out, tdev=None, taddr=None):
     import json
     import random
     nl = Rtnl()
     ifindex = socket.if_nametoindex(dev)
     rnd = random.Random(seed)
+    socks = []
+    if tdev:
+        for port in range(4):
+            sk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sk.connect((taddr, 9 + port))
+            sk.setblocking(False)
+            socks.append(sk)
     results = []
     for i in range(n):
         opts = b"".join(random_attr(rnd) for _ in range(rnd.randrange(1, 6)))
         if rnd.random() < 0.1:
             opts += bytes(rnd.randrange(1, 4))  # trailing garbage
-        as_init = i % 2 == 0
+        mode = MODES[i % len(MODES)]
         qdisc(nl, ifindex, 0, mtype=RTM_DELQDISC)
-        if as_init:
+        if mode == "init":
             before = None
             err, ext, _ = qdisc(nl, ifindex, NLM_F_CREATE | NLM_F_EXCL, opts)
         else:
@@ -176,14 +243,32 @@ def fuzz(dev, n, seed, out):
             if e0:
                 raise SystemExit(f"set {i}: cannot create a default fq: errno {e0}")
             before = dump(nl, ifindex)
-            err, ext, _ = qdisc(nl, ifindex, 0, opts)
+            if mode == "change":
+                err, ext, _ = qdisc(nl, ifindex, 0, opts)
+            else:
+                # A new qdisc (handle 2:) in place of the root 1:, through
+                # init: on error the old one stays.
+                body = tcmsg(ifindex, 0x20000) + nla(TCA_KIND, b"fq\0") + nla(TCA_OPTIONS, opts)
+                err, ext, _ = nl.request(RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, body)
         after = dump(nl, ifindex)
-        results.append({
-            "i": i, "init": as_init, "opts": opts.hex(), "errno": err, "extack": ext,
+        r = {
+            "i": i, "mode": mode, "opts": opts.hex(), "errno": err, "extack": ext,
             "before": before[0] if before else None,
             "after": after[0] if after else None,
-        })
+        }
+        if tdev and i % TRAFFIC_EVERY == TRAFFIC_EVERY - 1:
+            # Limits and a rate that queue and drop some of the packets;
+            # the set's own attributes come after them, and the last of
+            # a type wins.
+            stress = (nla(TCA_FQ_PLIMIT, struct.pack("=I", rnd.choice([5, 30, 10000])))
+                      + nla(TCA_FQ_FLOW_PLIMIT, struct.pack("=I", rnd.choice([1, 3, 10, 100])))
+                      + nla(TCA_FQ_FLOW_MAX_RATE,
+                            struct.pack("=I", rnd.choice([0, 8000, 1000000, 0xFFFFFFFF]))))
+            r["traffic"] = traffic(nl, tdev, stress + opts, socks)
+        results.append(r)
     qdisc(nl, ifindex, 0, mtype=RTM_DELQDISC)
+    if tdev:
+        qdisc(nl, socket.if_nametoindex(tdev), 0, mtype=RTM_DELQDISC)
     # dumps(), not dump(): only the one-shot encoder is C's.
     with open(out, "w") as f:
         f.write(json.dumps(results))
@@ -195,13 +280,15 @@ def compare(rust_file, c_file):
     c = json.load(open(c_file))
     n = len(rust)
     errs = sum(1 for r in rust if r["errno"])
-    problems = {"errno": [], "extack": [], "intact": [], "dump": []}
+    problems = {"errno": [], "extack": [], "intact": [], "dump": [], "traffic": []}
+    traffic_runs = {"rust": 0, "c": 0}
+    traffic_counts = {"rust": [0, 0, 0], "c": [0, 0, 0]}
     for r, k in zip(rust, c):
         if r["errno"] != k["errno"]:
             problems["errno"].append((r["i"], r["errno"], k["errno"], r["opts"]))
-        # A change applies to a default fq, which must dump (else the
-        # "intact" check below compares nothing).
-        if not r["init"] and r["before"] is None:
+        # A change or replace applies to a default fq, which must dump
+        # (else the "intact" check below compares nothing).
+        if r["mode"] != "init" and r["before"] is None:
             problems["intact"].append((r["i"], "no fq dumped before the change"))
         if r["errno"]:
             if not r["extack"]:
@@ -212,13 +299,31 @@ def compare(rust_file, c_file):
                 problems["intact"].append((r["i"], r["opts"]))
         elif r["after"] is None or r["after"] != k["after"]:
             problems["dump"].append((r["i"], r["opts"], r["after"], k["after"]))
-    print(f"# {n} random attribute sets, {errs} rejected by the Rust fq")
+        for impl, res in (("rust", r), ("c", k)):
+            if "traffic" not in res:
+                continue
+            terr, missing, *counts = res["traffic"]
+            traffic_runs[impl] += terr == 0
+            traffic_counts[impl] = [a + b for a, b in zip(traffic_counts[impl], counts)]
+            if terr == 0 and missing != 0:
+                problems["traffic"].append((impl, res["i"], missing, res["opts"]))
+        if r.get("traffic", [0])[0] != k.get("traffic", [0])[0]:
+            problems["errno"].append((r["i"], "traffic", r["traffic"], k["traffic"]))
+    modes = {m: sum(1 for r in rust if r["mode"] == m) for m in MODES}
+    print(f"# {n} random attribute sets ({modes}), {errs} rejected by the Rust fq")
     checks = [
         ("errno", f"same errno as C fq for all {n} sets"),
         ("extack", "every rejected set has an extack message (Rust)"),
         ("intact", "every rejected set leaves the configuration intact (Rust)"),
         ("dump", "every accepted set dumps the same options as C fq"),
     ]
+    for impl in ("rust", "c"):
+        sent, queued, dropped = traffic_counts[impl]
+        print(f"# traffic, {impl}: {sent} sent, {queued} queued, {dropped} dropped")
+    if traffic_runs["rust"] or traffic_runs["c"]:
+        checks.append(("traffic", f"every packet through a traffic set sent, queued or "
+                       f"dropped ({traffic_runs['rust']} Rust, {traffic_runs['c']} C runs "
+                       f"of {TRAFFIC_PKTS} packets)"))
     ok = True
     for key, desc in checks:
         bad = problems[key]
@@ -249,7 +354,8 @@ def print_xstats(dev, name=None):
 def main():
     cmd = sys.argv[1]
     if cmd == "fuzz":
-        fuzz(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+        fuzz(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
+             *sys.argv[6:8])
         return 0
     if cmd == "compare":
         return compare(sys.argv[2], sys.argv[3])
