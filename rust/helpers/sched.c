@@ -18,12 +18,6 @@ void rust_helper_sch_tree_unlock(struct Qdisc *q)
 	sch_tree_unlock(q);
 }
 
-void rust_helper_qdisc_bstats_update(struct Qdisc *sch,
-				     const struct sk_buff *skb)
-{
-	qdisc_bstats_update(sch, skb);
-}
-
 int rust_helper_qdisc_drop_reason(struct sk_buff *skb, struct Qdisc *sch,
 				  struct sk_buff **to_free,
 				  enum skb_drop_reason reason)

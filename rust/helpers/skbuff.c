@@ -39,11 +39,6 @@ void rust_helper_kfree_skb(struct sk_buff *skb)
 	kfree_skb(skb);
 }
 
-u32 rust_helper_skb_get_hash(struct sk_buff *skb)
-{
-	return skb_get_hash(skb);
-}
-
 void rust_helper_skb_orphan(struct sk_buff *skb)
 {
 	skb_orphan(skb);

@@ -145,16 +145,6 @@ pub struct Values {
 }
 
 impl Values {
-    /// Returns the number of entries.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Returns `true` if the table has no entries.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Returns the value of entry `index`.
     ///
     /// # Panics
@@ -297,11 +287,6 @@ impl<T: Handler> Registration<T> {
     /// Returns the entries' current values.
     pub fn values(&self) -> &Values {
         &self.inner.values
-    }
-
-    /// Returns the handler given at registration.
-    pub fn handler(&self) -> &T {
-        &self.inner.handler
     }
 }
 

@@ -138,14 +138,6 @@ impl ExtAck<'_> {
         }
     }
 
-    /// An `ExtAck` that drops messages, for callers without one.
-    pub fn none() -> Self {
-        Self {
-            ptr: ptr::null_mut(),
-            _p: PhantomData,
-        }
-    }
-
     /// Returns the raw pointer, for C calls that take the extack.
     pub fn as_ptr(&mut self) -> *mut bindings::netlink_ext_ack {
         self.ptr

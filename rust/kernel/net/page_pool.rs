@@ -191,12 +191,6 @@ impl Netmem {
         Some(((flags >> bindings::NODES_PGSHIFT) & mask) as i32)
     }
 
-    /// Returns the raw `netmem_ref`, e.g. to compare pages.
-    #[inline]
-    pub fn as_raw(&self) -> usize {
-        self.0
-    }
-
     /// Checks that the page may be recycled
     /// (`__page_pool_page_can_be_recycled()`): a `net_iov`, or a page of
     /// which the pool holds the only reference and that is not from the
@@ -697,12 +691,6 @@ impl AllocCache<'_> {
     pub fn count(&self) -> usize {
         // SAFETY: The consumer context is ours (type invariant).
         unsafe { (*self.alloc()).count as usize }
-    }
-
-    /// Returns `true` if the alloc cache holds [`PP_ALLOC_CACHE_SIZE`] pages.
-    #[inline]
-    pub fn is_full(&self) -> bool {
-        self.count() >= PP_ALLOC_CACHE_SIZE
     }
 
     /// Puts `netmem` in the alloc cache, or hands it back if full.

@@ -311,13 +311,6 @@ impl<T: QdiscOps> Qdisc<T> {
         }
     }
 
-    /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
-    #[inline]
-    pub fn psched_mtu(&self) -> u32 {
-        // SAFETY: The qdisc and its device are valid.
-        unsafe { bindings::qdisc_psched_mtu(self.as_ptr()) }
-    }
-
     /// Arms the watchdog to run the qdisc again at `expires` (ns,
     /// `CLOCK_MONOTONIC`), allowing the timer `slack` ns later to coalesce
     /// wakeups (`qdisc_watchdog_schedule_range_ns()`).
@@ -394,13 +387,6 @@ pub struct QdiscChange<'a, T: QdiscOps> {
 }
 
 impl<T: QdiscOps> QdiscChange<'_, T> {
-    /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
-    #[inline]
-    pub fn psched_mtu(&self) -> u32 {
-        // SAFETY: The qdisc and its device are valid (type invariant).
-        unsafe { bindings::qdisc_psched_mtu(self.ptr) }
-    }
-
     /// Runs `f` with the qdisc's root lock held (`sch_tree_lock()`), with
     /// the locked qdisc and its state.
     ///

@@ -52,19 +52,6 @@ impl SkBuff {
         self.0.as_ptr()
     }
 
-    /// Returns the number of bytes of data (`skb->len`).
-    #[inline]
-    pub fn len(&self) -> u32 {
-        // SAFETY: The pointer is valid (type invariant).
-        unsafe { (*self.as_ptr()).len }
-    }
-
-    /// Returns `true` if the skb holds no data.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Returns `true` if the data is shared with a clone (`skb_cloned()`).
     #[inline]
     pub fn is_cloned(&self) -> bool {
@@ -813,18 +800,6 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
             dev: core::ptr::null_mut(),
             tree_len: 0,
         }
-    }
-
-    /// Returns the number of skbs queued.
-    #[inline]
-    pub fn len(&self) -> u32 {
-        self.list.len().wrapping_add(self.tree_len)
-    }
-
-    /// Returns `true` if nothing is queued.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty() && self.root.rb_node.is_null()
     }
 
     /// Adds `skb` (C's `flow_queue_add()`): at the FIFO's tail if the FIFO

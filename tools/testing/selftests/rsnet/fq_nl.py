@@ -192,8 +192,8 @@ def stats2(payload):
 def traffic(nl, tdev, opts, socks):
     """The options as a new fq root of tdev (up), then TRAFFIC_PKTS
     datagrams through it from the sockets: returns [errno, offered - (sent
-    + queued + dropped)], which must be 0: the qdisc's counters are read
-    under its lock, so a packet is in exactly one of them."""
+    + queued + dropped), sent, queued, dropped]; the difference must be
+    0."""
     tidx = socket.if_nametoindex(tdev)
     qdisc(nl, tidx, 0, mtype=RTM_DELQDISC)
     err, _, _ = qdisc(nl, tidx, NLM_F_CREATE | NLM_F_EXCL, opts)
@@ -206,12 +206,24 @@ def traffic(nl, tdev, opts, socks):
             offered += 1  # a drop at enqueue too: UDP hides ENOBUFS
         except BlockingIOError:
             pass  # the socket's send buffer is full: never offered
-    _, _, replies = nl.request(RTM_GETQDISC, NLM_F_ECHO, tcmsg(tidx, 0))
-    for t, payload in replies:
-        if t == RTM_NEWQDISC:
-            packets, qlen, drops = stats2(payload)
-            if None not in (packets, qlen, drops):
-                return [0, offered - (packets + qlen + drops), packets, qlen, drops]
+    # A dump reads qlen and the sent count one after the other, not under
+    # the qdisc's lock: a dequeue in between (the watchdog, on any CPU)
+    # counts a packet in both. Nothing enqueues any more and dequeues
+    # only lower qlen, so a dump followed by one with the same qlen saw
+    # no dequeue while it was read.
+    prev = None
+    for _ in range(1000):
+        cur = None
+        _, _, replies = nl.request(RTM_GETQDISC, NLM_F_ECHO, tcmsg(tidx, 0))
+        for t, payload in replies:
+            if t == RTM_NEWQDISC:
+                cur = stats2(payload)
+        if cur is None or None in cur:
+            break
+        if prev is not None and cur[1] == prev[1]:
+            packets, qlen, drops = prev
+            return [0, offered - (packets + qlen + drops), packets, qlen, drops]
+        prev = cur
     return [0, None, 0, 0, 0]
 
 
