@@ -368,9 +368,15 @@ impl PagePool {
     /// (`PP_FLAG_DMA_SYNC_DEV`, until the pool is being destroyed).
     #[inline]
     pub fn dma_sync(&self) -> bool {
-        // SAFETY: The pool is live (type invariant); C reads the flag the
-        // same way before syncing, and rechecks it under RCU.
-        unsafe { (*self.as_ptr()).dma_sync() }
+        // `has_init_callback:1, dma_map:1, dma_sync:1, ...`: bit 2 of the
+        // first bitfield unit, as bindgen's own `dma_sync()` getter reads it.
+        const DMA_SYNC_BIT: usize = 2;
+        // SAFETY: The pool is live (type invariant). Other CPUs write other
+        // fields of it, so no reference to the pool is formed: the unit is
+        // copied out with one volatile read, as C reads the flag (plainly;
+        // `page_pool_scrub()` clears it, and C rechecks it under RCU).
+        let unit = unsafe { ptr::addr_of!((*self.as_ptr())._bitfield_1).read_volatile() };
+        unit.get(DMA_SYNC_BIT, 1) != 0
     }
 
     /// Syncs the first `dma_sync_size` bytes of `netmem` for the device,

@@ -487,14 +487,15 @@ impl SockRef<'_> {
         if !self.is_fullsock() {
             return;
         }
+        // The kernel's C changes the field with `smp_store_release()` and
+        // `cmpxchg()` (TCP, C sch_fq) and BPF congestion control programs
+        // with plain aligned 32-bit stores (a single instruction once
+        // JIT-compiled, which cannot tear): every access is of the whole
+        // word, as the kernel memory model requires of a field that C
+        // itself reads with `smp_load_acquire()` while such stores happen.
         // SAFETY: The socket is alive and full, which has the field: a
-        // valid, aligned `u32` for as long as this reference. The kernel's
-        // C changes it with `smp_store_release()` and `cmpxchg()` (TCP, C
-        // sch_fq) and BPF congestion control programs with plain aligned
-        // 32-bit stores (a single instruction once JIT-compiled, which
-        // cannot tear): every access is of the whole word, as the kernel
-        // memory model requires of a field that C itself reads with
-        // `smp_load_acquire()` while such stores happen.
+        // valid, aligned `u32` for as long as this reference, only ever
+        // accessed as a whole word (above).
         let status = unsafe {
             core::sync::atomic::AtomicU32::from_ptr(core::ptr::addr_of_mut!(
                 (*self.sk.as_ptr()).sk_pacing_status
