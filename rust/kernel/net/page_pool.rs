@@ -40,70 +40,9 @@ pub fn numa_mem_id() -> i32 {
     unsafe { bindings::numa_mem_id() }
 }
 
-/// Reads the `i32` at `OFFSET` in this CPU's `pcpu_hot` (`this_cpu_read()`).
+// The x86-64 inlines of the path, with the layout checks they rely on.
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-#[inline(always)]
-fn pcpu_hot_read<const OFFSET: usize>() -> i32 {
-    let v: i32;
-    // SAFETY: `pcpu_hot` is a per-CPU variable and `%gs` the base of this
-    // CPU's area, so this one load reads this CPU's copy, as C's
-    // `this_cpu_read()` does; callers pass the offset of an `i32` field.
-    unsafe {
-        core::arch::asm!(
-            "mov {v:e}, dword ptr gs:[rip + {hot} + {off}]",
-            v = out(reg) v,
-            hot = sym bindings::pcpu_hot,
-            off = const OFFSET,
-            options(nostack, readonly, preserves_flags),
-        )
-    };
-    v
-}
-
-/// `in_softirq()`: serving a softirq, or bottom halves disabled.
-#[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
-#[inline(always)]
-fn in_softirq() -> bool {
-    const SOFTIRQ_MASK: i32 = ((1 << bindings::SOFTIRQ_BITS) - 1) << bindings::SOFTIRQ_SHIFT;
-    const PREEMPT_COUNT: usize = core::mem::offset_of!(
-        bindings::pcpu_hot,
-        __bindgen_anon_1.__bindgen_anon_1.preempt_count
-    );
-    pcpu_hot_read::<PREEMPT_COUNT>() & SOFTIRQ_MASK != 0
-}
-
-/// `smp_processor_id()`, read once.
-#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-#[inline(always)]
-fn smp_processor_id() -> i32 {
-    const CPU_NUMBER: usize = core::mem::offset_of!(
-        bindings::pcpu_hot,
-        __bindgen_anon_1.__bindgen_anon_1.cpu_number
-    );
-    pcpu_hot_read::<CPU_NUMBER>()
-}
-
-/// `this_cpu_inc()` of the `u64` at `OFF` in the per-CPU area `base`.
-///
-/// # Safety
-///
-/// `base` must be a per-CPU pointer (`__percpu`) to an object with a `u64`
-/// at `OFF`, valid for the call.
-#[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
-#[inline(always)]
-unsafe fn this_cpu_inc_u64<const OFF: usize>(base: *mut u8) {
-    // SAFETY: `%gs` is the base of this CPU's area, so this one `inc`
-    // updates this CPU's copy, safe against preemption and interrupts as a
-    // single instruction; the object is valid (caller's promise).
-    unsafe {
-        core::arch::asm!(
-            "inc qword ptr gs:[{base} + {off}]",
-            base = in(reg) base,
-            off = const OFF,
-            options(nostack),
-        )
-    };
-}
+mod x86_64;
 
 /// `smp_wmb()`: x86-64 does not reorder stores with stores, so C's is a
 /// compiler barrier; elsewhere a release fence orders at least as much.
@@ -324,10 +263,10 @@ impl PagePool {
     fn napi_local(&self) -> bool {
         #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
         {
-            if !in_softirq() {
+            if !x86_64::in_softirq() {
                 return false;
             }
-            let cpuid = smp_processor_id();
+            let cpuid = x86_64::smp_processor_id();
             let pool = self.as_ptr();
             // SAFETY: The pool is live (type invariant); these are the
             // `READ_ONCE()`s of C, and a NAPI instance set in a pool
@@ -396,20 +335,11 @@ impl PagePool {
     #[inline]
     pub fn recycle_stat_add(&self, stat: RecycleStat, val: u64) {
         #[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
-        // SAFETY: The pool is live (type invariant). `recycle_stats` is a
-        // per-CPU pointer: on x86-64 `this_cpu_add()` is one `add` to it
-        // relative to `%gs`, the base of this CPU's area, which is safe
-        // against preemption and interrupts; the fields are `u64`s in
-        // `RecycleStat` order.
+        // SAFETY: The pool is live (type invariant) and `recycle_stats` its
+        // per-CPU statistics, `u64`s in `RecycleStat` order (checked above).
         unsafe {
-            let stats = (*self.as_ptr()).recycle_stats.cast::<u8>();
-            let field = stats.wrapping_add(stat as usize * core::mem::size_of::<u64>());
-            core::arch::asm!(
-                "add qword ptr gs:[{field}], {val}",
-                field = in(reg) field,
-                val = in(reg) val,
-                options(nostack),
-            );
+            let stats = (*self.as_ptr()).recycle_stats.cast::<u64>();
+            x86_64::this_cpu_add_u64(stats.wrapping_add(stat as usize), val);
         }
         #[cfg(not(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP)))]
         // SAFETY: The pool is live (type invariant); the helper compiles to
@@ -433,16 +363,18 @@ impl PagePool {
                 // The match folds away where `stat` is a constant, leaving
                 // one `inc` at a constant offset, as C's `this_cpu_inc()`.
                 match stat {
-                    RecycleStat::Cached => this_cpu_inc_u64::<{ offset_of!(S, cached) }>(stats),
-                    RecycleStat::CacheFull => {
-                        this_cpu_inc_u64::<{ offset_of!(S, cache_full) }>(stats)
+                    RecycleStat::Cached => {
+                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, cached) }>(stats)
                     }
-                    RecycleStat::Ring => this_cpu_inc_u64::<{ offset_of!(S, ring) }>(stats),
+                    RecycleStat::CacheFull => {
+                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, cache_full) }>(stats)
+                    }
+                    RecycleStat::Ring => x86_64::this_cpu_inc_u64::<{ offset_of!(S, ring) }>(stats),
                     RecycleStat::RingFull => {
-                        this_cpu_inc_u64::<{ offset_of!(S, ring_full) }>(stats)
+                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, ring_full) }>(stats)
                     }
                     RecycleStat::ReleasedRefcnt => {
-                        this_cpu_inc_u64::<{ offset_of!(S, released_refcnt) }>(stats)
+                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, released_refcnt) }>(stats)
                     }
                 }
             }
@@ -521,15 +453,8 @@ impl Drop for RingProducer<'_> {
     not(CONFIG_INLINE_SPIN_UNLOCK_BH)
 ))]
 mod producer_lock {
-    use super::{bindings, in_softirq, PagePool};
+    use super::{bindings, x86_64::in_softirq, PagePool};
     use core::ptr;
-    #[cfg(all(
-        not(CONFIG_UNINLINE_SPIN_UNLOCK),
-        CONFIG_QUEUED_SPINLOCKS,
-        not(CONFIG_PARAVIRT_SPINLOCKS),
-        not(CONFIG_PREEMPT_COUNT)
-    ))]
-    use core::sync::atomic::{AtomicU8, Ordering};
 
     /// The ring's `producer_lock` as the `raw_spinlock_t` that the
     /// `_raw_spin_*()` functions take (`spinlock_t` wraps one at offset 0).
@@ -588,8 +513,7 @@ mod producer_lock {
     /// `spin_unlock()` as C inlines it here: without
     /// `CONFIG_UNINLINE_SPIN_UNLOCK` there is no lock debugging and no
     /// preemption, and without preempt counting `preempt_enable()` is a
-    /// compiler barrier, so it is `queued_spin_unlock()`: a release store of
-    /// 0 to the lock byte.
+    /// compiler barrier, so it is `queued_spin_unlock()`.
     ///
     /// # Safety
     ///
@@ -602,20 +526,9 @@ mod producer_lock {
     ))]
     #[inline(always)]
     unsafe fn spin_unlock(pool: &PagePool) {
-        // SAFETY: The lock is live and ours (caller's promise); `locked` is
-        // the byte of the queued spinlock that its owner clears, with
-        // release order, to unlock it (`queued_spin_unlock()`), and the
-        // kernel accesses it atomically too.
-        unsafe {
-            let locked = ptr::addr_of_mut!(
-                (*rlock(pool))
-                    .raw_lock
-                    .__bindgen_anon_1
-                    .__bindgen_anon_1
-                    .locked
-            );
-            AtomicU8::from_ptr(locked).store(0, Ordering::Release);
-        }
+        // SAFETY: Held, taken with `spin_lock()`, on a kernel without lock
+        // debugging or preempt counting (caller's promise, `cfg` above).
+        unsafe { super::x86_64::queued_spin_unlock(rlock(pool)) };
     }
 
     /// `spin_unlock()` through its C helper, where it is inline but not

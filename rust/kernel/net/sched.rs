@@ -59,6 +59,13 @@ use core::{
 // return them as `u64`, which is exact only where `unsigned long` is 64
 // bits wide. Refuse to build anywhere else.
 const _: () = assert!(size_of::<core::ffi::c_ulong>() == size_of::<u64>());
+// With 64-bit longs `u64_stats_t` is one `long` (`local64_t`) and
+// `u64_stats_sync` is empty, so `u64_stats_add()` is the plain add of
+// `Qdisc::bstats_update()`; a layout where that is not so fails here.
+const _: () = assert!(
+    size_of::<bindings::u64_stats_t>() == size_of::<i64>()
+        && size_of::<bindings::u64_stats_sync>() == 0
+);
 
 /// The attribute that nests a qdisc's options (`TCA_OPTIONS`).
 pub const TCA_OPTIONS: u32 = bindings::TCA_OPTIONS;
