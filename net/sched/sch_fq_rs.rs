@@ -59,14 +59,15 @@ const NSEC_PER_USEC: u64 = 1000;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// Limit of flows collected per lookup.
 const FQ_GC_MAX: usize = 8;
-/// Flows per arena chunk: 4 KiB of 128-byte flows, so a chunk added from
-/// enqueue (GFP_ATOMIC) never needs a high-order page.
-const CHUNK: usize = 32;
-/// Leaves of the arena's table: at most 64 * 512 * 32 = 1,048,576 flows.
+/// Flows per arena chunk: 2 KiB of 128-byte flows, so a chunk added from
+/// enqueue (GFP_ATOMIC) never needs a high-order page, also where KASAN or
+/// slub_debug add to each slab object (see `CHUNKVEC_MAX_BYTES`).
+const CHUNK: usize = 16;
+/// Leaves of the arena's table: at most 64 * 256 * 16 = 262,144 flows.
 const ARENA_LEAVES: usize = 64;
-/// Throttled-heap entries per chunk (4 KiB).
-const HEAP_CHUNK: usize = 1024;
-/// Leaves of the heap's table: room for 2 * 512 * 1024 entries, one per
+/// Throttled-heap entries per chunk (2 KiB).
+const HEAP_CHUNK: usize = 512;
+/// Leaves of the heap's table: room for 2 * 256 * 512 entries, one per
 /// flow the arena can hold.
 const HEAP_LEAVES: usize = 2;
 const _: () = assert!(
@@ -178,11 +179,14 @@ impl Flow {
 
 /// Words of [`Arena::has_free`]: a bit for each chunk the arena can hold.
 const HAS_FREE_WORDS: usize = ARENA_LEAVES * kernel::chunk_vec::CHUNKVEC_LEAF * 64 / (64 * 64);
-/// Free masks per chunk of [`Arena::free_mask`] (4 KiB).
-const MASK_CHUNK: usize = 1024;
+/// Free masks per chunk of [`Arena::free_mask`] (2 KiB).
+const MASK_CHUNK: usize = 512;
+/// The free mask of a chunk whose flows are all free.
+const ALL_FREE: u32 = ((1u64 << CHUNK) - 1) as u32;
 const _: () = assert!(
-    CHUNK == 32
+    CHUNK <= 32
         && HAS_FREE_WORDS * 64 == ARENA_LEAVES * kernel::chunk_vec::CHUNKVEC_LEAF
+        && HAS_FREE_WORDS * 8 <= kernel::chunk_vec::CHUNKVEC_MAX_BYTES
         && ChunkVec::<u32, MASK_CHUNK, 1>::MAX_LEN >= HAS_FREE_WORDS * 64
 );
 
@@ -288,7 +292,7 @@ impl Arena {
         }
         self.chunks.push_chunk(chunk, gfp)?;
         self.present += 1;
-        *self.free_mask.get_mut(c) = u32::MAX;
+        *self.free_mask.get_mut(c) = ALL_FREE;
         self.set_has_free(c, true);
         Ok(())
     }
@@ -320,7 +324,7 @@ impl Arena {
         let mask = self.free_mask.get_mut(c);
         let was_full = *mask == 0;
         *mask |= 1 << (i as usize % CHUNK);
-        let empty = *mask == u32::MAX;
+        let empty = *mask == ALL_FREE;
         if was_full {
             self.set_has_free(c, true);
         }
@@ -442,9 +446,9 @@ pub struct FqSchedData {
     stat_allocation_errors: u64,
 }
 
-/// Chain heads per chunk of [`Buckets::ext`] (4 KiB).
-const EXT_CHUNK: usize = 1024;
-/// Leaves of [`Buckets::ext`]: 2 * 512 * 1024 chains, one per flow the
+/// Chain heads per chunk of [`Buckets::ext`] (2 KiB).
+const EXT_CHUNK: usize = 512;
+/// Leaves of [`Buckets::ext`]: 2 * 256 * 512 chains, one per flow the
 /// arena can hold.
 const EXT_LEAVES: usize = 2;
 
@@ -453,7 +457,7 @@ const EXT_LEAVES: usize = 2;
 /// `buckets` = 2^`log` (twice C's trees, in the memory of C's `rb_root`
 /// array: `u32` heads), allocated in process context. Each flow added
 /// beyond one per chain splits the next chain in turn in two, the new
-/// chain's head taken from `ext`, which grows by 4 KiB chunks; so a chain
+/// chain's head taken from `ext`, which grows by 2 KiB chunks; so a chain
 /// holds about one flow at any number of flows (lookup O(1) expected,
 /// where C's trees cost O(log n)), and no split needs more than an
 /// order-0 allocation. A split that cannot allocate is skipped: chains

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A growable array in fixed chunks of at most a page.
+//! A growable array in fixed chunks of at most half a page.
 //!
 //! [`ChunkVec`] holds the flows of a qdisc: it grows from atomic context
 //! (enqueue) without a high-order allocation and without moving what it
@@ -13,17 +13,26 @@ use crate::{
 };
 use core::{mem::size_of, ptr};
 
-/// Chunk pointers in one leaf of a [`ChunkVec`]'s table: a page of them.
-pub const CHUNKVEC_LEAF: usize = PAGE_SIZE / size_of::<usize>();
+/// The largest allocation a [`ChunkVec`] makes: half a page. A slab
+/// object of a whole page needs order-1 slabs where the kernel adds a
+/// redzone and metadata to each object (KASAN, `slub_debug`), and an
+/// order-1 allocation in atomic context is what the array exists to avoid;
+/// half a page with those additions still fits an order-0 slab.
+pub const CHUNKVEC_MAX_BYTES: usize = PAGE_SIZE / 2;
+
+/// Chunk pointers in one leaf of a [`ChunkVec`]'s table: half a page of
+/// them.
+pub const CHUNKVEC_LEAF: usize = CHUNKVEC_MAX_BYTES / size_of::<usize>();
 
 /// A growable array of `T` in chunks of `N` elements, for the flows of a
 /// qdisc. Growing it, even in atomic context (enqueue), allocates one chunk
 /// and, for every [`CHUNKVEC_LEAF`]th chunk, one leaf of the table: neither
-/// is larger than a page, so no push needs a high-order allocation, and no
-/// push moves or copies an element. The table has two levels: `L` leaf
-/// pointers inside the array itself, each leaf a page of chunk pointers, so
-/// an element costs as many dependent loads as through a one-level table
-/// on the heap. It holds at most [`Self::MAX_LEN`] elements.
+/// is larger than [`CHUNKVEC_MAX_BYTES`], so no push needs a high-order
+/// allocation, not even on a debugging kernel, and no push moves or copies
+/// an element. The table has two levels: `L` leaf pointers inside the array
+/// itself, each leaf half a page of chunk pointers, so an element costs as
+/// many dependent loads as through a one-level table on the heap. It holds
+/// at most [`Self::MAX_LEN`] elements.
 ///
 /// A chunk in the middle can be taken out ([`Self::take_chunk`]) to give
 /// its memory back while later chunks stay, and put back later
@@ -32,8 +41,8 @@ pub const CHUNKVEC_LEAF: usize = PAGE_SIZE / size_of::<usize>();
 ///
 /// # Invariants
 ///
-/// `N` is a power of two, `[T; N]` fits in a page, `L >= 1` and
-/// `chunks <= L * CHUNKVEC_LEAF`. For `k < L`, `top[k]` is null unless
+/// `N` is a power of two, `[T; N]` fits in [`CHUNKVEC_MAX_BYTES`], `L >= 1`
+/// and `chunks <= L * CHUNKVEC_LEAF`. For `k < L`, `top[k]` is null unless
 /// `k * CHUNKVEC_LEAF < chunks`, and then came from
 /// `KBox::<[*mut T; CHUNKVEC_LEAF]>::into_raw()` of a leaf this array owns.
 /// For each chunk `c < chunks`, entry `c % CHUNKVEC_LEAF` of leaf
@@ -41,6 +50,146 @@ pub const CHUNKVEC_LEAF: usize = PAGE_SIZE / size_of::<usize>();
 /// N)` for a pointer `p` from `KBox::<[T; N]>::into_raw()` of a chunk this
 /// array owns, whose element `j` is element `c * N + j` of the array: the
 /// entry plus an element's index is the element's address.
+///
+/// # Examples
+///
+/// Elements keep their index and their address as the array grows; the
+/// elements of a chunk are adjacent.
+///
+/// ```
+/// use kernel::alloc::{flags::GFP_KERNEL, KBox};
+/// use kernel::chunk_vec::ChunkVec;
+///
+/// let mut v = ChunkVec::<usize, 4, 2>::new();
+/// assert!(v.is_empty());
+/// for c in 0..5 {
+///     v.push_chunk(KBox::new(core::array::from_fn(|j| c * 4 + j), GFP_KERNEL)?, GFP_KERNEL)?;
+///     assert_eq!(v.len(), (c + 1) * 4);
+/// }
+/// assert!(!v.is_empty() && !v.is_full());
+/// assert!((0..20).all(|i| *v.get(i) == i));
+/// let adjacent = |i: usize| {
+///     let (a, b) = (v.get(i) as *const usize, v.get(i + 1) as *const usize);
+///     b as usize - a as usize == core::mem::size_of::<usize>()
+/// };
+/// assert!((0..19).filter(|i| (i + 1) % 4 != 0).all(adjacent));
+///
+/// // A push moves no element, and the new chunk holds the next indices.
+/// let before = v.get(19) as *const usize;
+/// v.push_chunk(KBox::new(core::array::from_fn(|j| 20 + j), GFP_KERNEL)?, GFP_KERNEL)?;
+/// assert!(core::ptr::eq(before, v.get(19)));
+/// assert!((0..24).all(|i| *v.get(i) == i));
+///
+/// // get_mut() writes its element only.
+/// for i in (0..24).step_by(3) {
+///     *v.get_mut(i) += 1000;
+/// }
+/// assert!((0..24).all(|i| *v.get(i) == if i % 3 == 0 { i + 1000 } else { i }));
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// A chunk taken from the middle gives its memory back; the others keep
+/// their indices, and it can be put back in its place only.
+///
+/// ```
+/// use kernel::alloc::{flags::GFP_KERNEL, KBox};
+/// use kernel::chunk_vec::ChunkVec;
+///
+/// let mut v = ChunkVec::<usize, 4, 1>::new();
+/// for c in 0..4 {
+///     v.push_chunk(KBox::new(core::array::from_fn(|j| c * 4 + j), GFP_KERNEL)?, GFP_KERNEL)?;
+/// }
+/// let taken = v.take_chunk(2).expect("chunk 2 is there");
+/// assert_eq!(taken[0], 8);
+/// assert!(!v.has_chunk(2) && v.has_chunk(1) && v.has_chunk(3));
+/// assert_eq!(v.len(), 16);
+/// assert!((0..16).filter(|i| i / 4 != 2).all(|i| *v.get(i) == i));
+/// // A taken or absent chunk cannot be taken; a present one is not replaced.
+/// assert!(v.take_chunk(2).is_none() && v.take_chunk(4).is_none());
+/// let other = KBox::new([100; 4], GFP_KERNEL)?;
+/// assert!(matches!(v.put_chunk(1, other), Err(c) if c[0] == 100));
+/// assert_eq!(*v.get(7), 7);
+/// // Put back, its elements have their indices again.
+/// assert!(v.put_chunk(2, taken).is_ok());
+/// assert!(v.has_chunk(2) && (0..16).all(|i| *v.get(i) == i));
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// Every element is dropped exactly once: with its chunk, or with the
+/// array.
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::alloc::{flags::GFP_KERNEL, KBox};
+/// use kernel::chunk_vec::ChunkVec;
+///
+/// static DROPPED: AtomicUsize = AtomicUsize::new(0);
+/// struct Elem(#[allow(dead_code)] u8);
+/// impl Drop for Elem {
+///     fn drop(&mut self) {
+///         DROPPED.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+/// let dropped = || DROPPED.load(Ordering::Relaxed);
+///
+/// drop(ChunkVec::<Elem, 8, 1>::new());
+/// assert_eq!(dropped(), 0);
+/// let mut v = ChunkVec::<Elem, 8, 1>::new();
+/// for _ in 0..6 {
+///     v.push_chunk(KBox::new(core::array::from_fn(|_| Elem(0)), GFP_KERNEL)?, GFP_KERNEL)?;
+/// }
+/// drop(v.take_chunk(3));
+/// assert_eq!(dropped(), 8);
+/// drop(v);
+/// assert_eq!(dropped(), 48);
+///
+/// // A refused push drops the chunk it was given.
+/// let mut w = ChunkVec::<Elem, 1, 1>::new();
+/// while !w.is_full() {
+///     w.push_chunk(KBox::new([Elem(0)], GFP_KERNEL)?, GFP_KERNEL)?;
+/// }
+/// assert!(w.push_chunk(KBox::new([Elem(1)], GFP_KERNEL)?, GFP_KERNEL).is_err());
+/// assert_eq!(dropped(), 49);
+/// drop(w);
+/// assert_eq!(dropped(), 49 + ChunkVec::<Elem, 1, 1>::MAX_LEN);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// Full at [`Self::MAX_LEN`], across leaves of the table: a push past it
+/// fails and drops its chunk, and leaves the array as it was; pops return
+/// the last chunks in turn (the second leaf is freed) and pushes fill the
+/// array again.
+///
+/// ```
+/// use kernel::alloc::{flags::GFP_KERNEL, KBox};
+/// use kernel::chunk_vec::{ChunkVec, CHUNKVEC_LEAF};
+///
+/// type V = ChunkVec<usize, 1, 2>;
+/// let max = V::MAX_LEN;
+/// assert_eq!(max, 2 * CHUNKVEC_LEAF);
+/// let mut v = V::new();
+/// for i in 0..max {
+///     assert!(!v.is_full());
+///     v.push_chunk(KBox::new([i], GFP_KERNEL)?, GFP_KERNEL)?;
+/// }
+/// assert!(v.is_full() && v.len() == max && (0..max).all(|i| *v.get(i) == i));
+/// let more = v.push_chunk(KBox::new([max], GFP_KERNEL)?, GFP_KERNEL);
+/// assert!(matches!(more, Err(e) if e == ENOMEM));
+/// assert!(v.len() == max && (0..max).all(|i| *v.get(i) == i));
+///
+/// let keep = CHUNKVEC_LEAF - 1;
+/// for i in (keep..max).rev() {
+///     assert!(matches!(v.pop_chunk(), Some(c) if c[0] == i));
+///     assert_eq!(v.len(), i);
+/// }
+/// for i in keep..max {
+///     v.push_chunk(KBox::new([i], GFP_KERNEL)?, GFP_KERNEL)?;
+/// }
+/// assert!(v.is_full() && (0..max).all(|i| *v.get(i) == i));
+/// while v.pop_chunk().is_some() {}
+/// assert!(v.is_empty() && v.pop_chunk().is_none());
+/// # Ok::<(), Error>(())
+/// ```
 pub struct ChunkVec<T, const N: usize, const L: usize> {
     top: [*mut *mut T; L],
     chunks: usize,
@@ -61,13 +210,13 @@ impl<T, const N: usize, const L: usize> Default for ChunkVec<T, N, L> {
 impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
     const SHAPE_OK: () = assert!(
         N.is_power_of_two()
-            && size_of::<[T; N]>() <= PAGE_SIZE
+            && size_of::<[T; N]>() <= CHUNKVEC_MAX_BYTES
             && L >= 1
             && match L.checked_mul(CHUNKVEC_LEAF) {
                 Some(c) => c.checked_mul(N).is_some(),
                 None => false,
             },
-        "ChunkVec: N a power of two, a chunk at most a page, at least one leaf, \
+        "ChunkVec: N a power of two, a chunk at most half a page, at least one leaf, \
          L * CHUNKVEC_LEAF * N in a usize"
     );
 
@@ -215,7 +364,7 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
     unsafe fn slot(&self, c: usize) -> *mut *mut T {
         // SAFETY: `c < L * LEAF` either way (caller, invariant), so
         // `c / LEAF < L`; that leaf exists (invariant: `c / LEAF * LEAF <
-        // chunks`, or made, says the caller), a page of `LEAF` entries,
+        // chunks`, or made, says the caller), of `LEAF` entries,
         // `c % LEAF` among them.
         unsafe {
             self.top
