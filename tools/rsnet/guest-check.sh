@@ -11,12 +11,16 @@
 #   progress      one line per event: "boot UPTIME", "start NUM TEST",
 #                 "end NUM TEST SECONDS", "scan SECONDS"
 #   TEST.ktap     the runner's KTAP for that program ("ok NUM selftests: ...")
+#   boot.log      the kernel log at the start, with KUnit's results of
+#                 the built-in suites (the kernel crate's doctests)
 #   dmesg.log, kmemleak.log, done   at the end
 set -u
 : "${RSNET_KSRC:?}" "${RSNET_RESULTS:?}" "${RSNET_TOP:?}"
 res=$RSNET_RESULTS
-rm -f "$res"/*.ktap "$res"/progress "$res"/dmesg.log "$res"/kmemleak.log "$res"/done
+rm -f "$res"/*.ktap "$res"/progress "$res"/boot.log "$res"/dmesg.log "$res"/kmemleak.log "$res"/done
 echo "boot $(cut -d' ' -f1 /proc/uptime)" >>"$res/progress"
+dmesg >"$res/boot.log"
+echo "rsnet: boot log saved" >/dev/kmsg
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 kml=/sys/kernel/debug/kmemleak

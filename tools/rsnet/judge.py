@@ -15,7 +15,9 @@ expected ones from DURATIONS), adds a judgement per VM (it finished; its
 kernel log is clean) and, last, `N passed, N failed[, N skipped]`; it exits
 1 if anything failed.
 
-Counting: each program's own results (a program that failed without a
+Counting: each KUnit case of the built-in suites (boot.log; once, however
+many VMs ran it) and of each run of a test module's suite (dmesg.log),
+each program's own results (a program that failed without a
 failing result of its own, e.g. a timeout, counts as one failure), one
 failure per program that never ran, one per VM that did not finish and one
 per kernel log with a splat. RSNET_HOST_RESULTS names a file of results
@@ -36,6 +38,8 @@ SPLAT = re.compile(
     r"|unreferenced object|Kernel panic|kernel BUG at|INFO: task .* blocked"
     r"|rcu: INFO: rcu_.* stall)"
 )
+# What guest-check.sh writes to the kernel log once it saved boot.log.
+BOOT_MARK = "rsnet: boot log saved"
 # Banner lines that only name a checker are not reports.
 NOT_SPLAT = re.compile(r"(Lock dependency validator|RCU lockdep checking is enabled)")
 
@@ -66,6 +70,57 @@ def ktap_counts(text):
                 prog_failed_alone += 1
             sub_fail = 0
     return passed, failed + prog_failed_alone, skipped
+
+
+def kunit_runs(text):
+    """KUnit's suite runs in a kernel log, in order: a list of (suite,
+    results, missing), results a list of (case, "ok"|"fail"|"skip") in which
+    each step of a parameterised case counts as "case/step" instead of the
+    case, missing the cases of the plan that never reported (e.g. the
+    kernel died in one)."""
+    runs = []
+    suite = None
+
+    def status_of(word, rest):
+        if word == "not ok":
+            return "fail"
+        return "skip" if "# SKIP" in rest else "ok"
+
+    def close():
+        if suite is not None:
+            runs.append((suite, results, max(plan - seen, 0)))
+
+    for line in text.splitlines():
+        line = re.sub(r"^\[[^]]*\] ?", "", line)
+        m = re.match(r"^    # Subtest: (\S+)$", line)
+        if m:
+            close()
+            suite, plan, seen, results, steps = m.group(1), 0, 0, [], []
+            continue
+        if suite is None:
+            continue
+        m = re.match(r"^    1\.\.(\d+)$", line)
+        if m:
+            plan = int(m.group(1))
+            continue
+        m = re.match(r"^        (not ok|ok) \d+ (.*?)( # SKIP.*)?$", line)
+        if m:
+            steps.append((m.group(2), status_of(m.group(1), m.group(3) or "")))
+            continue
+        m = re.match(r"^    (not ok|ok) \d+ (\S+)(.*)$", line)
+        if m:
+            seen += 1
+            if steps:
+                results += [(f"{m.group(2)}/{step}", st) for step, st in steps]
+            else:
+                results.append((m.group(2), status_of(m.group(1), m.group(3))))
+            steps = []
+            continue
+        if re.match(r"^(not ok|ok) \d+ ", line):
+            close()
+            suite = None
+    close()
+    return runs
 
 
 def program_verdict(text):
@@ -228,6 +283,50 @@ def main():
         else:
             say(f"ok {vm.name}: kernel log clean (no BUG/WARNING/Oops/KASAN/lockdep/kmemleak report)")
             passed += 1
+
+    # KUnit. The suites built into the kernel (the kernel crate's Rust
+    # doctests) ran as each VM booted (boot.log): each case counts once,
+    # failed if it failed in any VM, and a VM without them booted a kernel
+    # that lacks CONFIG_KUNIT or CONFIG_RUST_KERNEL_DOCTESTS. A suite of a
+    # test module runs each time a program loads it: each of those runs
+    # (dmesg.log, after the boot log's marker) counts.
+    rank = {"skip": 0, "ok": 1, "fail": 2}
+    builtin, loaded, kmissing = {}, {}, 0
+    for vm in vms:
+        runs = kunit_runs(vm.read("boot.log") or vm.read("console.log"))
+        if not any(suite == "rust_doctests_kernel" for suite, _, _ in runs):
+            say(f"[rsnet] FAIL: {vm.name}: no KUnit results of rust_doctests_kernel in its boot log"
+                " (the kernel needs CONFIG_KUNIT and CONFIG_RUST_KERNEL_DOCTESTS)")
+            failed += 1
+        dmesg = vm.read("dmesg.log")
+        later = dmesg.split(BOOT_MARK, 1)[1] if BOOT_MARK in dmesg else ""
+        for kind, runs in (("built in", runs), ("module", kunit_runs(later))):
+            for n, (suite, results, missing) in enumerate(runs):
+                if missing:
+                    say(f"[rsnet] FAIL: {vm.name}: KUnit suite {suite}: {missing} cases did not report")
+                    kmissing += missing
+                for case, status in results:
+                    if kind == "built in":
+                        key = (suite, case)
+                        if rank[status] > rank.get(builtin.get(key), -1):
+                            builtin[key] = status
+                    else:
+                        loaded[(vm.name, n, suite, case)] = status
+    kunit = [(k[0], k[1], st) for k, st in builtin.items()] + \
+        [(k[2], k[3], st) for k, st in loaded.items()]
+    for suite in sorted({k[0] for k in kunit}):
+        sts = [st for su, _, st in kunit if su == suite]
+        runs = len({k[:3] for k in loaded if k[2] == suite})
+        where = "built in" if not runs else f"module, {runs} runs"
+        say(f"[rsnet] KUnit {suite} ({where}): {sts.count('ok')} passed, {sts.count('fail')} failed"
+            + (f", {sts.count('skip')} skipped" if sts.count("skip") else ""))
+    for suite, case, st in kunit:
+        if st == "fail":
+            say(f"    not ok {suite}.{case}  log: boot.log or dmesg.log of the VMs under {res}")
+    sts = [st for _, _, st in kunit]
+    passed += sts.count("ok")
+    failed += sts.count("fail") + kmissing
+    skipped += sts.count("skip")
 
     # Host-side programs (compile_fail, see check.sh), in KTAP.
     text = (res / "host.ktap").read_text() if (res / "host.ktap").exists() else ""

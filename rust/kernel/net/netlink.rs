@@ -11,6 +11,81 @@
 //! the same errors and extack messages. The getters of [`Attrs`] check the
 //! length again, so a policy mistake can give a wrong `None`, never an
 //! out-of-bounds read.
+//!
+//! # Examples
+//!
+//! The attributes nested in one, as a qdisc's `change()` gets them in
+//! `TCA_OPTIONS`: values within the policy are read back; a value out of
+//! its range, a short attribute or a wrong exact length is refused with
+//! the kernel's own errno and extack message.
+//!
+//! ```
+//! use kernel::alloc::{flags::GFP_KERNEL, KVec};
+//! use kernel::bindings;
+//! use kernel::net::netlink::{ExtAck, NlAttr, Policy, Range};
+//! use kernel::str::CStr;
+//!
+//! static PERCENT: Range = Range::new(0, 100);
+//! static POLICY: [Policy; 4] = [
+//!     Policy::unspec(),
+//!     Policy::u32(),
+//!     Policy::u32_range(&PERCENT),
+//!     Policy::exact_len(6),
+//! ];
+//!
+//! /// One attribute (type 1) nesting `attrs`, each a type and a payload.
+//! fn nest(attrs: &[(u16, &[u8])]) -> Result<KVec<u8>> {
+//!     let mut inner = KVec::new();
+//!     for &(t, p) in attrs {
+//!         inner.extend_from_slice(&(4 + p.len() as u16).to_ne_bytes(), GFP_KERNEL)?;
+//!         inner.extend_from_slice(&t.to_ne_bytes(), GFP_KERNEL)?;
+//!         inner.extend_from_slice(p, GFP_KERNEL)?;
+//!         while inner.len() % 4 != 0 {
+//!             inner.push(0, GFP_KERNEL)?;
+//!         }
+//!     }
+//!     let mut a = KVec::new();
+//!     a.extend_from_slice(&(4 + inner.len() as u16).to_ne_bytes(), GFP_KERNEL)?;
+//!     a.extend_from_slice(&1u16.to_ne_bytes(), GFP_KERNEL)?;
+//!     a.extend_from_slice(&inner, GFP_KERNEL)?;
+//!     Ok(a)
+//! }
+//!
+//! /// Attributes 1, 2 and 3 (0 for an absent number).
+//! type Parsed = (u32, u32, Option<[u8; 6]>);
+//!
+//! /// Parses `buf` with `POLICY`, or gives the errno and extack message.
+//! fn parse(buf: &KVec<u8>) -> core::result::Result<Parsed, (Error, &'static str)> {
+//!     let mut raw = bindings::netlink_ext_ack::default();
+//!     // SAFETY: `raw` outlives `ext`.
+//!     let mut ext = unsafe { ExtAck::from_raw(&mut raw) };
+//!     // SAFETY: `buf` holds one whole attribute at a kmalloc address (aligned
+//!     // beyond an `nlattr`'s needs) and outlives `attr`.
+//!     let attr = unsafe { NlAttr::from_raw(buf.as_ptr().cast()) };
+//!     let msg = |raw: &bindings::netlink_ext_ack| {
+//!         // SAFETY: The kernel sets `_msg` to a static string or leaves it null.
+//!         (!raw._msg.is_null()).then(|| unsafe { CStr::from_char_ptr(raw._msg) })
+//!             .and_then(|m| m.to_str().ok())
+//!             .unwrap_or("")
+//!     };
+//!     match attr.parse_nested(&POLICY, &mut ext) {
+//!         Ok(a) => Ok((a.u32(1).unwrap_or(0), a.u32(2).unwrap_or(0), a.bytes::<6>(3))),
+//!         Err(e) => Err((e, msg(&raw))),
+//!     }
+//! }
+//!
+//! let ok = nest(&[(1, &7u32.to_ne_bytes()), (2, &100u32.to_ne_bytes()), (3, b"abcdef")])?;
+//! assert_eq!(parse(&ok), Ok((7, 100, Some(*b"abcdef"))));
+//! let absent = nest(&[(2, &0u32.to_ne_bytes()), (9, b"unknown")])?;
+//! assert_eq!(parse(&absent), Ok((0, 0, None)));
+//! let range = nest(&[(2, &101u32.to_ne_bytes())])?;
+//! assert_eq!(parse(&range), Err((ERANGE, "integer out of range")));
+//! let short = nest(&[(1, &[7, 0])])?;
+//! assert_eq!(parse(&short), Err((ERANGE, "Attribute failed policy validation")));
+//! let len = nest(&[(3, b"abcde")])?;
+//! assert_eq!(parse(&len), Err((ERANGE, "binary attribute size out of range")));
+//! # Ok::<(), Error>(())
+//! ```
 
 use crate::{
     bindings,

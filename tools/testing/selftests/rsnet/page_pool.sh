@@ -3,9 +3,11 @@
 #
 # page_pool's recycle and refill path in Rust (page_pool_rs, hooked in by
 # patches/0003-page-pool-hook.patch):
-#  1. page_pool_test (in-kernel KTAP module) on the C path, then on the Rust
-#     path: each of its results is a result here ("c: ...", "rust: ..."), and
-#     the final page_pool statistics of both runs must be identical;
+#  1. page_pool_test (a KUnit suite, page_pool_recycle, which runs when the
+#     module loads) on the C path, then on the Rust path: each run must get
+#     to its end, and the final page_pool statistics of both runs must be
+#     identical; KUnit reports each case in the kernel log, and make check
+#     counts them from there;
 #  2. TCP through a veth pair whose receiver runs an XDP_PASS program (veth
 #     then copies each skb into page_pool pages), byte-exact, while
 #     page_pool_rs is unloaded and loaded again 50 times;
@@ -41,7 +43,6 @@ CYCLES=50
 SIZES="1048576 1048576"
 NSIM_ID=7311
 NUMA_CHECK=/proc/sys/rsnet/page_pool/numa_check
-PP_CASES=34	# page_pool_test's plan, if a run prints none
 TMP=$(mktemp -d /tmp/rsnet-pp.XXXXXX)
 pids=()
 spid=""
@@ -67,56 +68,39 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run_pp_test NAME: load page_pool_test (it runs at init), keep the last
-# KTAP block it logged in $TMP/NAME.ktap, unload it; the modprobe status.
+# run_pp_test NAME: load page_pool_test (KUnit runs its suite as it
+# loads), keep the kernel log of this run in $TMP/NAME.ktap (timestamps
+# removed), unload it; the modprobe status.
 run_pp_test() {
-	local out=$TMP/$1.ktap rc
+	local out=$TMP/$1.ktap mark="page_pool.sh: page_pool_test $1 $$ $RANDOM" rc
 	: >"$out"
 	modprobe -r page_pool_test 2>/dev/null
 	# Still loaded, a modprobe would not run it: no stale results.
 	[ -e /sys/module/page_pool_test ] && return 1
+	echo "$mark" >/dev/kmsg
 	modprobe page_pool_test
 	rc=$?
 	[ $rc = 0 ] || return $rc
-	dmesg | sed -n 's/^\(\[[^]]*\] *\)*page_pool_test: //p' |
-		awk '/^KTAP version 1$/ { n = 0 } { l[n++] = $0 }
-		     END { for (i = 0; i < n; i++) print l[i] }' >"$out"
+	# The suite's lines (its "# hook: " line comes before its header) up
+	# to its last, "ok N page_pool_recycle".
+	dmesg | sed -n "/$mark/,\$p" | sed '1d; s/^\[[^]]*\] \{0,1\}//' |
+		sed -n '1,/^\(not \)\{0,1\}ok [0-9]* page_pool_recycle$/p' >"$out"
 	modprobe -r page_pool_test 2>/dev/null
 	return 0
 }
 
-# plan_of FILE: N of the "1..N" line, or nothing.
-plan_of() { sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$1" | head -1; }
-
-# emit PREFIX FILE N: the results 1..N of a page_pool_test run as results of
-# this test, after its diagnostic lines; a missing result is a failure.
-emit() {
-	local prefix=$1 file=$2 n=$3 i line done=0
-	local -A res=()
-	# One pass over the file (a grep per result took 13 s in the guest).
+# report PREFIX FILE: the diagnostic lines of a page_pool_test run as
+# messages; fails unless the suite got to its end (its last line).
+report() {
+	local prefix=$1 file=$2 line
 	while IFS= read -r line; do
-		if [[ $line == "# "* ]]; then
-			ktap_print_msg "$prefix: ${line#\# }"
-			[ "$line" = "# done" ] && done=1
-		elif [[ $line =~ ^(not\ )?ok\ ([0-9]+)\  ]]; then
-			i=${BASH_REMATCH[2]}
-			[ -n "${res[$i]+set}" ] || res[$i]=$line
-		fi
+		[[ $line =~ ^\ *#\ (.*)$ ]] && ktap_print_msg "$prefix: ${BASH_REMATCH[1]}"
 	done <"$file"
-	[ $done = 1 ] || ktap_print_msg "$prefix: the run did not finish"
-	for ((i = 1; i <= n; i++)); do
-		line=${res[$i]-}
-		if [[ $line =~ ^ok\ [0-9]+\ (.*)\ \#\ SKIP\ ?(.*)$ ]]; then
-			ktap_test_skip "$prefix: ${BASH_REMATCH[1]} (${BASH_REMATCH[2]})"
-		elif [[ $line =~ ^ok\ [0-9]+\ (.*)$ ]]; then
-			ktap_test_pass "$prefix: ${BASH_REMATCH[1]}"
-		elif [[ $line =~ ^not\ ok\ [0-9]+\ (.*)$ ]]; then
-			ktap_test_fail "$prefix: ${BASH_REMATCH[1]}"
-		else
-			ktap_test_fail "$prefix: page_pool_test result $i missing"
-		fi
-	done
+	tail -n 1 "$file" | grep -Eq '^(not )?ok [0-9]+ page_pool_recycle$'
 }
+
+# stats_of FILE: the final statistics lines of a run ("stats ...: ...").
+stats_of() { grep -oE '# ([a-z_0-9]+: )?stats( [a-e])?:.*' "$1" | sed -E 's/^# ([a-z_0-9]+: )?//'; }
 
 # pp_start NETNS: a pp_pools.py server in NETNS ("" for this one), asked by
 # pp_ask; it keeps NETNS alive until pp_stop. Python's start and the spec's
@@ -189,9 +173,7 @@ ktap_print_header
 modprobe -r page_pool_rs 2>/dev/null
 c_rc=0
 run_pp_test c || c_rc=$?
-n=$(plan_of "$TMP/c.ktap")
-n=${n:-$PP_CASES}
-ktap_set_plan $((22 + 2 * n))
+ktap_set_plan 24
 
 # 0. The conditions the unload/load cycles below are meant to hold under.
 # preempt_full: full preemption (the dynamic mode, or the built-in one).
@@ -208,8 +190,8 @@ expect_eq "static calls: trampolines exported, keys not" \
 # 1. page_pool_test on the C path, then on the Rust path.
 expect_eq "modprobe page_pool_test on the C path" 0 "$c_rc"
 expect_eq "C run: page_pool_hook_name() is c" c \
-	"$(sed -n 's/^# hook: //p' "$TMP/c.ktap")"
-emit c "$TMP/c.ktap" "$n"
+	"$(sed -n 's/^    # hook: //p' "$TMP/c.ktap")"
+check "C run: the KUnit suite page_pool_recycle ran to its end" report c "$TMP/c.ktap"
 
 check "modprobe page_pool_rs" modprobe page_pool_rs
 expect_eq "numa_check defaults to 1" 1 "$(cat $NUMA_CHECK 2>&1)"
@@ -217,11 +199,11 @@ rs_rc=0
 run_pp_test rust || rs_rc=$?
 expect_eq "modprobe page_pool_test on the Rust path" 0 "$rs_rc"
 expect_eq "Rust run: page_pool_hook_name() is rust" rust \
-	"$(sed -n 's/^# hook: //p' "$TMP/rust.ktap")"
-emit rust "$TMP/rust.ktap" "$n"
+	"$(sed -n 's/^    # hook: //p' "$TMP/rust.ktap")"
+check "Rust run: the KUnit suite page_pool_recycle ran to its end" report rust "$TMP/rust.ktap"
 
-grep '^# stats' "$TMP/c.ktap" >"$TMP/c.stats"
-grep '^# stats' "$TMP/rust.ktap" >"$TMP/rust.stats"
+stats_of "$TMP/c.ktap" >"$TMP/c.stats"
+stats_of "$TMP/rust.ktap" >"$TMP/rust.stats"
 if [ -s "$TMP/c.stats" ] && cmp -s "$TMP/c.stats" "$TMP/rust.stats"; then
 	ktap_test_pass "page_pool statistics identical on the C and the Rust path"
 else

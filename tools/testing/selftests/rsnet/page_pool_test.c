@@ -5,27 +5,14 @@
  * page_pool_rs hooked in by patches/0003-page-pool-hook.patch), checked
  * against the behaviour and the exact statistics of the 6.12 C code.
  *
- * All tests run at module init, which then returns 0 whatever the results:
- * the module stays loaded and the caller removes it (modprobe -r). The
- * results go to the kernel log as KTAP, every line prefixed with
- * "page_pool_test: " (pr_fmt):
- *
- *	page_pool_test: KTAP version 1
- *	page_pool_test: 1..34
- *	page_pool_test: # hook: c
- *	page_pool_test: # numa: ...
- *	page_pool_test: ok 1 a: ...
- *	page_pool_test: # d16: waive moved by 0, expected 1    (why d16 failed)
- *	page_pool_test: not ok 21 d16: ...
- *	page_pool_test: ok 34 e2: ... # SKIP reason
- *	page_pool_test: # stats: fast=.. slow=.. ... released_refcnt=..
- *	page_pool_test: # totals: pass=P fail=F skip=S
- *	page_pool_test: # done
- *
- * A reader takes the lines after the last "KTAP version 1"; "# done" says
- * the run completed. Lines "# stats: " (test d, the sum over its pools) and
- * "# stats <test>: " (a, b, c, e) hold final counter values that must be
- * identical on the C and the Rust path.
+ * A KUnit suite, page_pool_recycle, which KUnit runs when the module loads
+ * and reports as KTAP in the kernel log. Cases a and b, and the steps of
+ * c, d and e (parameterised cases, one result per step), run in turn and
+ * share the pools they make. Diagnostic lines say why a step failed, and
+ * lines "# stats: " (test d, the sum over its pools) and "# stats <test>: "
+ * (a, b, c, e) hold final counter values that must be identical on the C
+ * and the Rust path (page_pool.sh compares them); the suite's first line,
+ * "# hook: c" or "# hook: rust", names the path.
  *
  * The pools are the test's own (no device, no DMA, .napi NULL); allocation
  * and direct recycling run with BH disabled, and where the CPU matters
@@ -33,8 +20,8 @@
  * Every pool is destroyed, and before that every page it holds in flight
  * must be in its alloc cache, its ring, its frag page or in the test's hands.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-
+#include <kunit/test.h>
+#include <kunit/test-bug.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/kthread.h>
@@ -52,30 +39,23 @@
 #error "page_pool_test checks page_pool statistics: needs CONFIG_PAGE_POOL_STATS"
 #endif
 
-#define PPT_PLAN	34
 #define PPT_MAX_PAGES	256
 #define PPT_GFP		(GFP_ATOMIC | __GFP_NOWARN)
 
-static int ppt_num, ppt_pass, ppt_fail, ppt_skip;
-
-#define ppt_diag(fmt, ...) pr_info("# " fmt "\n", ##__VA_ARGS__)
-
-static void ppt_result(bool ok, const char *name)
-{
-	ppt_num++;
-	if (ok)
-		ppt_pass++;
-	else
-		ppt_fail++;
-	pr_info("%s %d %s\n", ok ? "ok" : "not ok", ppt_num, name);
-}
-
-static void ppt_skip_result(const char *name, const char *why)
-{
-	ppt_num++;
-	ppt_skip++;
-	pr_info("ok %d %s # SKIP %s\n", ppt_num, name, why);
-}
+/*
+ * A diagnostic line in the running case's KTAP; from the kthreads of
+ * run_on_cpu(), which run no case of their own, at the same indentation.
+ */
+#define ppt_diag(fmt, ...)							\
+	do {									\
+		struct kunit *__t = kunit_get_current_test();			\
+										\
+		if (__t)							\
+			kunit_info(__t, fmt, ##__VA_ARGS__);			\
+		else								\
+			pr_info(KUNIT_SUBTEST_INDENT KUNIT_SUBTEST_INDENT	\
+				"# " fmt "\n", ##__VA_ARGS__);			\
+	} while (0)
 
 /* The counters of struct page_pool_stats, in page_pool_ethtool_stats_get()
  * order.
@@ -416,17 +396,13 @@ static bool node1_has_memory(void)
  * waived (one per refill, which then falls back to a bulk allocation on
  * node 0) and none is handed out.
  */
-static void test_a(void)
+static void a_update_nid_0_waives_node_1_pages(struct kunit *test)
 {
-	static const char name[] =
-		"a: NUMA refill: after update_nid(0) node-1 ring pages are waived, none handed out";
 	struct tpool *tp = &tp_a;
 	bool ok;
 
-	if (!node1_has_memory()) {
-		ppt_skip_result(name, "no memory on node 1");
-		return;
-	}
+	if (!node1_has_memory())
+		kunit_skip(test, "no memory on node 1");
 	ok = tp_init(tp, 1, 0, 256, -1);
 	if (!ok)
 		goto out;
@@ -454,24 +430,21 @@ static void test_a(void)
 	stats_line("stats a", &tp, 1);
 out:
 	ok &= tp_done(tp, "a: at destroy");
-	ppt_result(ok, name);
+	KUNIT_EXPECT_TRUE_MSG(test, ok,
+			      "a: NUMA refill: after update_nid(0) node-1 ring pages are waived, none handed out");
 }
 
 /*
  * b: a pool of node 0 moved to node 1: from the next refill on, every page
  * handed out is on node 1.
  */
-static void test_b(void)
+static void b_update_nid_1_refills_on_node_1(struct kunit *test)
 {
-	static const char name[] =
-		"b: after update_nid(1) every page from the next refill on is on node 1";
 	struct tpool *tp = &tp_b;
 	bool ok;
 
-	if (!node1_has_memory()) {
-		ppt_skip_result(name, "no memory on node 1");
-		return;
-	}
+	if (!node1_has_memory())
+		kunit_skip(test, "no memory on node 1");
 	ok = tp_init(tp, 0, 0, 256, -1);
 	if (!ok)
 		goto out;
@@ -501,7 +474,8 @@ static void test_b(void)
 	stats_line("stats b", &tp, 1);
 out:
 	ok &= tp_done(tp, "b: at destroy");
-	ppt_result(ok, name);
+	KUNIT_EXPECT_TRUE_MSG(test, ok,
+			      "b: after update_nid(1) every page from the next refill on is on node 1");
 }
 
 /*
@@ -529,39 +503,26 @@ static bool c_released(struct tpool *tp, const char *what, u32 cache,
 	return ok;
 }
 
-static void test_c(void)
+/* The alloc cache's count when c1 began: c1..c3 leave it there. */
+static u32 c_cache;
+
+static bool step_c1(void)
 {
-	static const char * const names[] = {
-		"c1: pfmemalloc page put with allow_direct true is released, not cached",
-		"c2: pfmemalloc page put with allow_direct false is released, not put in the ring",
-		"c3: pfmemalloc page in a bulk put is released, not put in the ring",
-	};
 	struct tpool *tp = &tp_c;
 	struct page *page;
 	bool ok;
-	u32 cache;
 
-	ok = tp_init(tp, 0, 0, 256, -1);
-	if (!ok) {
-		ppt_result(false, names[0]);
-		ppt_result(false, names[1]);
-		ppt_result(false, names[2]);
-		return;
-	}
-	ok &= tp_alloc(tp, 4);
+	if (!tp_init(tp, 0, 0, 256, -1))
+		return false;
+	ok = tp_alloc(tp, 4);
 	ok &= tp_expect(tp, "c: 4 pages", DELTA(.alloc_stats.empty = 1,
 						.alloc_stats.slow = 1,
 						.alloc_stats.fast = 3));
 	if (tp->held != 4) {
 		tp_done(tp, "c: at destroy");
-		ppt_result(false, names[0]);
-		ppt_result(false, names[1]);
-		ppt_result(false, names[2]);
-		return;
+		return false;
 	}
-
-	/* c1 */
-	cache = tp->pool->alloc.count;
+	c_cache = tp->pool->alloc.count;
 	page = tp->pg[--tp->held];
 	mark_pfmemalloc(page);
 	if (!page_is_pfmemalloc(page)) {
@@ -571,7 +532,7 @@ static void test_c(void)
 	local_bh_disable();
 	page_pool_put_full_page(tp->pool, page, true);
 	local_bh_enable();
-	ok &= c_released(tp, "c1", cache, 0);
+	ok &= c_released(tp, "c1", c_cache, 0);
 	/* The alloc cache must not hand it out: the top is another page. */
 	ok &= tp_alloc(tp, 1);
 	if (tp->held && tp->pg[tp->held - 1] == page) {
@@ -581,26 +542,96 @@ static void test_c(void)
 	tp_put(tp, 1, PUT_DIRECT);
 	ok &= tp_expect(tp, "c1: next page", DELTA(.alloc_stats.fast = 1,
 						   .recycle_stats.cached = 1));
-	ppt_result(ok, names[0]);
+	return ok;
+}
 
-	/* c2 */
-	page = tp->pg[--tp->held];
+static bool step_c2(void)
+{
+	struct tpool *tp = &tp_c;
+	struct page *page = tp->pg[--tp->held];
+
 	mark_pfmemalloc(page);
 	local_bh_disable();
 	page_pool_put_full_page(tp->pool, page, false);
 	local_bh_enable();
-	ok = c_released(tp, "c2", cache, 0);
-	ppt_result(ok, names[1]);
+	return c_released(tp, "c2", c_cache, 0);
+}
 
-	/* c3 */
-	page = tp->pg[--tp->held];
+static bool step_c3(void)
+{
+	struct tpool *tp = &tp_c;
+	struct page *page = tp->pg[--tp->held];
+	bool ok;
+
 	mark_pfmemalloc(page);
 	tp_bulk(tp, &page, 1);
-	ok = c_released(tp, "c3", cache, 0);
+	ok = c_released(tp, "c3", c_cache, 0);
 	tp_snapshot(tp);
 	stats_line("stats c", &tp, 1);
 	ok &= tp_done(tp, "c: at destroy");
-	ppt_result(ok, names[2]);
+	return ok;
+}
+
+/*
+ * A step of a parameterised case: runs @fn here, or @on_cpu on qcpu (d);
+ * fails unpaired if the pool @tp that earlier steps make is missing, and is
+ * skipped if @skip gives a reason.
+ */
+struct pp_step {
+	const char *name;
+	bool (*fn)(void);
+	bool (*on_cpu)(void *arg);
+	struct tpool *tp;
+	const char *(*skip)(void);
+};
+
+static int qcpu;
+
+static void run_step(struct kunit *test, const struct pp_step *s)
+{
+	const char *why = s->skip ? s->skip() : NULL;
+	bool ok;
+
+	if (why)
+		kunit_skip(test, "%s", why);
+	if (s->tp && !s->tp->pool) {
+		KUNIT_FAIL(test, "%.3s: not run, its pool is missing", s->name);
+		return;
+	}
+	if (s->fn)
+		ok = s->fn();
+	else
+		ok = run_on_cpu(qcpu, s->on_cpu, NULL);
+	KUNIT_EXPECT_TRUE_MSG(test, ok, "%s", s->name);
+}
+
+static const char *no_node1_memory(void)
+{
+	return node1_has_memory() ? NULL : "no memory on node 1";
+}
+
+static const struct pp_step c_steps[] = {
+	{
+		.name = "c1: pfmemalloc page put with allow_direct true is released, not cached",
+		.fn = step_c1,
+	},
+	{
+		.name = "c2: pfmemalloc page put with allow_direct false is released, not put in the ring",
+		.fn = step_c2,
+		.tp = &tp_c,
+	},
+	{
+		.name = "c3: pfmemalloc page in a bulk put is released, not put in the ring",
+		.fn = step_c3,
+		.tp = &tp_c,
+	},
+};
+
+KUNIT_ARRAY_PARAM_DESC(c_steps, c_steps, name);
+
+static void c_pfmemalloc_pages_released(struct kunit *test)
+{
+	run_step(test, test->param_value);
 }
 
 /*
@@ -617,8 +648,6 @@ static void test_c(void)
  * its CPU, so that page_pool_napi_local() allows direct recycling from
  * softirq context): d22..d27.
  */
-static int qcpu;
-
 static bool step_d01(void)
 {
 	struct tpool *tp = &tp_d0;
@@ -1011,14 +1040,7 @@ static bool step_d27(void *arg)
 	return ok;
 }
 
-struct d_step {
-	const char *name;
-	bool (*fn)(void);		/* runs here */
-	bool (*on_cpu)(void *arg);	/* or on qcpu */
-	struct tpool *tp;		/* must exist before the step */
-};
-
-static const struct d_step d_steps[] = {
+static const struct pp_step d_steps[] = {
 	{
 		.name =
 			"d1: first allocation: ring empty, one bulk from the page allocator (empty, slow)",
@@ -1100,6 +1122,7 @@ static const struct d_step d_steps[] = {
 			"d16: after update_nid(1) the node-0 page at the head of the ring is waived (waive, slow)",
 		.fn = step_d16,
 		.tp = &tp_d0,
+		.skip = no_node1_memory,
 	},
 	{
 		.name = "d17: pool 0 accounts for every page in flight, destroyed",
@@ -1158,44 +1181,29 @@ static const struct d_step d_steps[] = {
 	},
 };
 
-static void test_d(void)
+KUNIT_ARRAY_PARAM_DESC(d_steps, d_steps, name);
+
+static void d_counters_exact(struct kunit *test)
 {
 	struct tpool *pools[] = { &tp_d0, &tp_d1, &tp_f, &tp_q };
-	const struct d_step *s;
+	const struct pp_step *s = test->param_value;
 	bool ok;
-	int i;
 
-	qcpu = cpu_of_node(0);
-	if (qcpu < 0)
-		qcpu = cpumask_first(cpu_online_mask);
-	for (i = 0; i < ARRAY_SIZE(d_steps); i++) {
-		s = &d_steps[i];
-		if (s->tp && !s->tp->pool) {
-			ppt_diag("%.3s: not run, its pool is missing", s->name);
-			ppt_result(false, s->name);
-			continue;
-		}
-		if (s->fn == step_d16 && !node1_has_memory()) {
-			ppt_skip_result(s->name, "no memory on node 1");
-			continue;
-		}
-		if (s->fn)
-			ok = s->fn();
-		else
-			ok = run_on_cpu(qcpu, s->on_cpu, NULL);
-		ppt_result(ok, s->name);
+	if (s == d_steps) {
+		qcpu = cpu_of_node(0);
+		if (qcpu < 0)
+			qcpu = cpumask_first(cpu_online_mask);
 	}
+	run_step(test, s);
+	if (s != &d_steps[ARRAY_SIZE(d_steps) - 1])
+		return;
+	ok = !tp_q.pool;
 	if (tp_q.pool) {
 		tp_snapshot(&tp_q);
 		ok = tp_done(&tp_q, "d: per-CPU pool at destroy");
-		if (!ok)
-			ppt_diag("d: per-CPU pool lost pages at destroy");
 	}
+	KUNIT_EXPECT_TRUE_MSG(test, ok, "d: the per-CPU pool accounts for every page at destroy");
 	stats_line("stats", pools, ARRAY_SIZE(pools));
-	/* Steps that failed early may leave a pool behind. */
-	for (i = 0; i < ARRAY_SIZE(pools); i++)
-		if (pools[i]->pool)
-			tp_done(pools[i], "d: cleanup");
 }
 
 /*
@@ -1254,71 +1262,101 @@ static bool e_back(void *arg)
 	return ok;
 }
 
-static void test_e(void)
+static bool step_e1(void)
 {
-	static const char * const names[] = {
-		"e1: NUMA_NO_NODE pool, consumer on node 1: node-0 pages waived, node-1 pages handed out",
-		"e2: back on node 0: the refill stops at the first node-1 page (waive and refill in one call)",
-	};
 	struct tpool *tp = &tp_e;
-	int cpu0 = cpu_of_node(0), cpu1 = cpu_of_node(1);
 	bool ok;
 
-	if (cpu0 < 0 || cpu1 < 0) {
-		ppt_skip_result(names[0], "needs online CPUs on nodes 0 and 1");
-		ppt_skip_result(names[1], "needs online CPUs on nodes 0 and 1");
-		return;
-	}
-	ppt_diag("numa: node 0 cpu %d, node 1 cpu %d", cpu0, cpu1);
-	ok = tp_init(tp, NUMA_NO_NODE, 0, 256, -1);
-	if (ok) {
-		ok = run_on_cpu(cpu0, e_fill, NULL);
-		ok &= run_on_cpu(cpu1, e_far, NULL);
-		ok &= tp_accounted(tp, "e1");
-	}
-	ppt_result(ok, names[0]);
-	if (tp->pool) {
-		ok = run_on_cpu(cpu0, e_back, NULL);
-		ok &= tp_accounted(tp, "e2");
-		tp_snapshot(tp);
-		stats_line("stats e", &tp, 1);
-	}
-	ok &= tp_done(tp, "e2: at destroy");
-	ppt_result(ok, names[1]);
+	ppt_diag("numa: node 0 cpu %d, node 1 cpu %d", cpu_of_node(0),
+		 cpu_of_node(1));
+	if (!tp_init(tp, NUMA_NO_NODE, 0, 256, -1))
+		return false;
+	ok = run_on_cpu(cpu_of_node(0), e_fill, NULL);
+	ok &= run_on_cpu(cpu_of_node(1), e_far, NULL);
+	ok &= tp_accounted(tp, "e1");
+	return ok;
 }
 
-static int __init page_pool_test_init(void)
+static bool step_e2(void)
 {
-	ppt_num = 0;
-	ppt_pass = 0;
-	ppt_fail = 0;
-	ppt_skip = 0;
-	pr_info("KTAP version 1\n");
-	pr_info("1..%d\n", PPT_PLAN);
-	ppt_diag("hook: %s", page_pool_hook_name());
-	ppt_diag("numa: online nodes %d, node 1 memory %s",
-		 num_online_nodes(), node1_has_memory() ? "yes" : "no");
+	struct tpool *tp = &tp_e;
+	bool ok;
 
-	test_a();
-	test_b();
-	test_c();
-	test_d();
-	test_e();
+	ok = run_on_cpu(cpu_of_node(0), e_back, NULL);
+	ok &= tp_accounted(tp, "e2");
+	tp_snapshot(tp);
+	stats_line("stats e", &tp, 1);
+	ok &= tp_done(tp, "e2: at destroy");
+	return ok;
+}
 
-	if (ppt_num != PPT_PLAN)
-		ppt_diag("test bug: %d results for a plan of %d", ppt_num,
-			 PPT_PLAN);
-	ppt_diag("totals: pass=%d fail=%d skip=%d", ppt_pass, ppt_fail,
-		 ppt_skip);
-	ppt_diag("done");
+static const char *no_numa_cpus(void)
+{
+	if (cpu_of_node(0) < 0 || cpu_of_node(1) < 0)
+		return "needs online CPUs on nodes 0 and 1";
+	return NULL;
+}
+
+static const struct pp_step e_steps[] = {
+	{
+		.name = "e1: NUMA_NO_NODE pool, consumer on node 1: node-0 pages waived, node-1 pages handed out",
+		.fn = step_e1,
+		.skip = no_numa_cpus,
+	},
+	{
+		.name = "e2: back on node 0: the refill stops at the first node-1 page (waive and refill in one call)",
+		.fn = step_e2,
+		.tp = &tp_e,
+		.skip = no_numa_cpus,
+	},
+};
+
+KUNIT_ARRAY_PARAM_DESC(e_steps, e_steps, name);
+
+static void e_no_node_pool_follows_consumer(struct kunit *test)
+{
+	run_step(test, test->param_value);
+}
+
+static int page_pool_test_suite_init(struct kunit_suite *suite)
+{
+	kunit_log(KERN_INFO, suite, KUNIT_SUBTEST_INDENT "# hook: %s",
+		  page_pool_hook_name());
+	kunit_log(KERN_INFO, suite,
+		  KUNIT_SUBTEST_INDENT "# numa: online nodes %d, node 1 memory %s",
+		  num_online_nodes(), node1_has_memory() ? "yes" : "no");
 	return 0;
 }
-module_init(page_pool_test_init);
 
-static void __exit page_pool_test_exit(void)
+/* A case that failed half-way leaves its pool: destroy what is left. */
+static void page_pool_test_suite_exit(struct kunit_suite *suite)
 {
-}
-module_exit(page_pool_test_exit);
+	struct tpool *pools[] = {
+		&tp_a, &tp_b, &tp_c, &tp_d0, &tp_d1, &tp_f, &tp_q, &tp_e,
+	};
+	int i;
 
-MODULE_DESCRIPTION("page_pool recycle and refill path tests, C or Rust (KTAP to the kernel log)");
+	for (i = 0; i < ARRAY_SIZE(pools); i++)
+		if (pools[i]->pool)
+			tp_done(pools[i], "cleanup");
+}
+
+static struct kunit_case page_pool_test_cases[] = {
+	KUNIT_CASE(a_update_nid_0_waives_node_1_pages),
+	KUNIT_CASE(b_update_nid_1_refills_on_node_1),
+	KUNIT_CASE_PARAM(c_pfmemalloc_pages_released, c_steps_gen_params),
+	KUNIT_CASE_PARAM(d_counters_exact, d_steps_gen_params),
+	KUNIT_CASE_PARAM(e_no_node_pool_follows_consumer, e_steps_gen_params),
+	{}
+};
+
+static struct kunit_suite page_pool_test_suite = {
+	.name = "page_pool_recycle",
+	.suite_init = page_pool_test_suite_init,
+	.suite_exit = page_pool_test_suite_exit,
+	.test_cases = page_pool_test_cases,
+};
+kunit_test_suite(page_pool_test_suite);
+
+MODULE_DESCRIPTION("page_pool recycle and refill path tests, C or Rust (KUnit)");
 MODULE_LICENSE("GPL");
