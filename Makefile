@@ -42,7 +42,7 @@ modules: kernel
 check:
 	@bash $(T)/check.sh
 # The differential oracle alone, large: 1,000 seeds x 1,000 operations per
-# implementation by default (make check runs 20 x 2,000).
+# implementation by default (make check runs 40 x 1,000).
 oracle:
 	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \
 		ORACLE_OPS=$${ORACLE_OPS:-1000} bash $(T)/check.sh

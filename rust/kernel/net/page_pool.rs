@@ -44,15 +44,8 @@ pub fn numa_mem_id() -> i32 {
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
 mod x86_64;
 
-/// `smp_wmb()`: x86-64 does not reorder stores with stores, so C's is a
-/// compiler barrier; elsewhere a release fence orders at least as much.
-#[inline(always)]
-fn smp_wmb() {
-    #[cfg(CONFIG_X86_64)]
-    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
-    #[cfg(not(CONFIG_X86_64))]
-    core::sync::atomic::fence(core::sync::atomic::Ordering::Release);
-}
+// The ptr_ring steps of the path, copied from the 6.12 header.
+mod ptr_ring;
 
 /// A page of a page pool, or a `net_iov` of a memory provider
 /// (`netmem_ref`), that the pool's user gave back: whoever holds a
@@ -405,25 +398,16 @@ impl RingProducer<'_> {
     /// (`__ptr_ring_produce()`).
     #[inline]
     pub fn produce(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
-        let r = self.pool.ring();
-        // SAFETY: The pool is live and we hold the producer lock, so the
-        // producer index is ours and `queue` has `size` slots; a slot is
-        // free when NULL. As in C, the entry is published after the
-        // barrier, with the store the consumer reads once.
-        unsafe {
-            let size = (*r).size;
-            let producer = (*r).producer;
-            let slot = (*r).queue.add(producer as usize);
-            if size == 0 || !slot.read_volatile().is_null() {
-                return Err(netmem);
-            }
-            smp_wmb();
-            slot.write_volatile(netmem.into_netmem().into_raw() as *mut c_void);
-            // Indices stay below `size`, an `i32`: no overflow.
-            let next = producer.wrapping_add(1);
-            (*r).producer = if next >= size { 0 } else { next };
+        let raw = netmem.into_netmem().into_raw();
+        // SAFETY: The pool is live and we hold its producer lock; the entry
+        // is a page (not NULL, type invariant), which the ring owns once
+        // queued.
+        if unsafe { ptr_ring::produce(self.pool.ring(), raw as *mut c_void) } {
+            Ok(())
+        } else {
+            // INVARIANT: Not queued, the page is still ours and recyclable.
+            Err(Recyclable(Netmem(raw)))
         }
-        Ok(())
     }
 }
 
@@ -643,58 +627,20 @@ impl AllocCache<'_> {
     /// Returns `true` if the ring is empty (`__ptr_ring_empty()`).
     #[inline]
     pub fn ring_is_empty(&self) -> bool {
-        let r = self.pool.ring();
-        // SAFETY: The consumer context is ours (type invariant), so the
-        // consumer index is, and it is within the `size` slots of `queue`.
-        unsafe {
-            let size = (*r).size;
-            let head = ptr::addr_of!((*r).consumer_head).read_volatile();
-            size == 0 || (*r).queue.add(head as usize).read_volatile().is_null()
-        }
+        // SAFETY: The pool is live and its consumer context ours (type
+        // invariant).
+        unsafe { ptr_ring::is_empty(self.pool.ring()) }
     }
 
     /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
     #[inline]
     pub fn ring_consume(&mut self) -> Option<Recyclable> {
-        let r = self.pool.ring();
-        // SAFETY: The consumer context is ours (type invariant), so the
-        // consumer end of the ring is: we read the oldest slot once (its
-        // page was written before it was published, see `produce`), and
-        // hand slots back to the producer a batch at a time, zeroing them
-        // newest first and moving `consumer_tail`, as
-        // `__ptr_ring_discard_one()` does. The page goes to the caller.
-        unsafe {
-            let size = (*r).size;
-            if size == 0 {
-                return None;
-            }
-            let queue = (*r).queue;
-            let mut head = (*r).consumer_head;
-            let netmem = queue.add(head as usize).read_volatile() as bindings::netmem_ref;
-            if netmem == 0 {
-                return None;
-            }
-            // Indices stay within `0..=size`, an `i32`: no overflow.
-            let mut consumer_head = head.wrapping_add(1);
-            let tail = (*r).consumer_tail;
-            if consumer_head.wrapping_sub(tail) >= (*r).batch || consumer_head >= size {
-                while head >= tail {
-                    // The producer reads the slot under its own lock, not
-                    // ours: a single volatile store, never a torn one.
-                    queue.add(head as usize).write_volatile(ptr::null_mut());
-                    head = head.wrapping_sub(1);
-                }
-                (*r).consumer_tail = consumer_head;
-            }
-            if consumer_head >= size {
-                consumer_head = 0;
-                (*r).consumer_tail = 0;
-            }
-            ptr::addr_of_mut!((*r).consumer_head).write_volatile(consumer_head);
-            // INVARIANT: A non-zero entry is a page the ring owned, and
-            // only a `Recyclable` goes into a ring.
-            Some(Recyclable(Netmem(netmem)))
-        }
+        // SAFETY: The pool is live and its consumer context ours (type
+        // invariant); the entry taken is the caller's now.
+        let netmem = unsafe { ptr_ring::consume(self.pool.ring()) } as bindings::netmem_ref;
+        // INVARIANT: A non-zero entry is a page the ring owned, and only a
+        // `Recyclable` goes into a ring.
+        (netmem != 0).then_some(Recyclable(Netmem(netmem)))
     }
 
     /// Counts one event of an allocation statistic.
