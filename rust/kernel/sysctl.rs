@@ -7,7 +7,7 @@
 //! A [`Registration`] puts a directory of integer entries under `/proc/sys`
 //! (made by a module with [`module_registrations!`](crate::module_registrations)).
 //! Every write is parsed and range-checked by the kernel's own
-//! `proc_dointvec_minmax()`, so malformed, empty or out-of-range input fails
+//! `proc_dointvec_minmax()`, so malformed, blank or out-of-range input fails
 //! with `EINVAL` exactly as for a C sysctl and leaves the value unchanged.
 //! A value that passes is then offered to the table's [`Handler`], which may
 //! act on it (flip a static key, resize something) or refuse it; only when
@@ -39,13 +39,114 @@
 //! // needs no `unsafe`.
 //! # Ok::<(), Error>(())
 //! ```
+//!
+//! Writes reach the table as from user space, through procfs: the kernel's
+//! parser and range check first, then the handler; whatever either refuses
+//! fails with `EINVAL` and leaves the value as it was. A counter entry
+//! shows its counter.
+//!
+//! ```
+//! use core::sync::atomic::{AtomicU64, Ordering};
+//! use kernel::c_str;
+//! use kernel::registration::Register;
+//! use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
+//! # use kernel::{bindings, error::from_err_ptr, str::CStr};
+//! # /// Opens `/proc/<path>` with `flags` in a kernel mount of procfs, as
+//! # /// the kernel sets `sysctl.*=` boot parameters, and writes `val` to it
+//! # /// (or, if `val` is `None`, reads it into `buf`): `write(2)` or
+//! # /// `read(2)` from user space, with the sysctl core's checks.
+//! # fn proc_io(path: &CStr, val: Option<&[u8]>, buf: &mut [u8]) -> Result<usize> {
+//! #     // SAFETY: The name is a C string.
+//! #     let fs = unsafe { bindings::get_fs_type(c_str!("proc").as_char_ptr()) };
+//! #     if fs.is_null() {
+//! #         return Err(ENOENT);
+//! #     }
+//! #     // SAFETY: `fs` is a file system type we hold a reference on,
+//! #     // dropped right after the mount.
+//! #     let mnt = unsafe { bindings::kern_mount(fs) };
+//! #     // SAFETY: The reference taken by `get_fs_type()`.
+//! #     unsafe { bindings::put_filesystem(fs) };
+//! #     let mnt = from_err_ptr(mnt)?;
+//! #     // SAFETY: `mnt` is a mount we hold until `kern_unmount()` below.
+//! #     let root = bindings::path { mnt, dentry: unsafe { (*mnt).mnt_root } };
+//! #     let flags = if val.is_some() { bindings::O_WRONLY } else { bindings::O_RDONLY };
+//! #     // SAFETY: `root` is a valid path for the call; `path` a C string.
+//! #     let file = unsafe { bindings::file_open_root(&root, path.as_char_ptr(), flags as i32, 0) };
+//! #     let ret = from_err_ptr(file).and_then(|file| {
+//! #         let mut pos = 0;
+//! #         // SAFETY: `file` is open; the buffers are valid for their lengths.
+//! #         let n = unsafe {
+//! #             match val {
+//! #                 Some(v) => bindings::kernel_write(file, v.as_ptr().cast(), v.len(), &mut pos),
+//! #                 None => bindings::kernel_read(file, buf.as_mut_ptr().cast(), buf.len(), &mut pos),
+//! #             }
+//! #         };
+//! #         // SAFETY: `file` was opened above and is not used after this.
+//! #         unsafe { bindings::filp_close(file, core::ptr::null_mut()) };
+//! #         usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+//! #     });
+//! #     // SAFETY: The mount made above; the file on it is closed.
+//! #     unsafe { bindings::kern_unmount(mnt) };
+//! #     ret
+//! # }
+//! # let write = |path: &CStr, val: &str| proc_io(path, Some(val.as_bytes()), &mut []);
+//! # let read = |path: &CStr| -> Result<KVec<u8>> {
+//! #     let mut buf = [0u8; 32];
+//! #     let n = proc_io(path, None, &mut buf)?;
+//! #     let mut v = KVec::new();
+//! #     v.extend_from_slice(&buf[..n], GFP_KERNEL)?;
+//! #     Ok(v)
+//! # };
+//!
+//! struct Even;
+//! impl Handler for Even {
+//!     fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
+//!         if new % 2 != 0 { Err(EINVAL) } else { Ok(()) }
+//!     }
+//! }
+//!
+//! static SENT: AtomicU64 = AtomicU64::new(0);
+//! static ENTRIES: [Entry; 2] = [
+//!     Entry::int(c_str!("even"), -10, 100).initial(2),
+//!     Entry::counter(c_str!("sent"), &SENT),
+//! ];
+//! // SAFETY: `reg` is dropped at the end of this test, while it runs.
+//! let reg = unsafe {
+//!     Registration::register((Scope::Global, c_str!("rsnet_doctest"), &ENTRIES, Even))
+//! }?;
+//! let even = c_str!("sys/rsnet_doctest/even");
+//! assert_eq!(read(even)?, b"2\n");
+//!
+//! // Accepted by the parser and by the handler: stored.
+//! assert_eq!(write(even, "42\n"), Ok(3));
+//! assert_eq!(reg.values().get(0), 42);
+//! assert_eq!(write(even, "-10"), Ok(3));
+//! assert_eq!(read(even)?, b"-10\n");
+//!
+//! // Refused by the parser (not a number, blank, out of the entry's or
+//! // of an int's range) or by the handler (odd): EINVAL, unchanged.
+//! for bad in ["x", "\n", "101", "-12", "2147483648", "7", "7\n"] {
+//!     assert_eq!(write(even, bad), Err(EINVAL));
+//!     assert_eq!(reg.values().get(0), -10);
+//! }
+//! // As for a C sysctl, a write of nothing succeeds and changes nothing.
+//! assert_eq!(write(even, ""), Ok(0));
+//! assert_eq!(reg.values().get(0), -10);
+//!
+//! // A counter is read-only, and shows the counter's value.
+//! SENT.store(7, Ordering::Relaxed);
+//! assert_eq!(read(c_str!("sys/rsnet_doctest/sent"))?, b"7\n");
+//! assert_eq!(write(c_str!("sys/rsnet_doctest/sent"), "0"), Err(EACCES));
+//! drop(reg);
+//! assert_eq!(read(even), Err(ENOENT));
+//! # Ok::<(), Error>(())
+//! ```
 
 use crate::{
     alloc::{flags::GFP_KERNEL, KBox, KVec},
     bindings,
     error::{from_result, to_result},
     ffi::{c_int, c_void},
-    new_mutex,
     prelude::*,
     str::CStr,
     sync::Mutex,
@@ -165,6 +266,16 @@ impl Values {
     }
 }
 
+/// The write lock of a table. All tables share one lock class, named
+/// here: `new_mutex!` in this generic code would take its key from the
+/// kernel crate but its name from each crate that instantiates
+/// [`Registration`], and lockdep warns when it meets one key under two
+/// names (and the name would go away with its module).
+fn new_write_lock() -> impl PinInit<Mutex<()>> {
+    static NAME: &CStr = crate::c_str!("sysctl::Registration::write_lock");
+    Mutex::new((), NAME, crate::static_lock_class!())
+}
+
 /// The parts of a registration that the proc handler reaches through
 /// `ctl_table::extra1`; pinned because the table points into it.
 #[pin_data]
@@ -230,7 +341,7 @@ impl<T: Handler> crate::registration::Register for Registration<T> {
             pin_init!(Inner {
                 handler,
                 values: Values { entries: states },
-                write_lock <- new_mutex!(()),
+                write_lock <- new_write_lock(),
             }),
             GFP_KERNEL,
         )?;
