@@ -59,6 +59,11 @@ lane() {
 	rc=0
 	wait $vm || rc=$?
 	while kill -0 $vm 2>/dev/null; do rc=0; wait $vm || rc=$?; done
+	# The host CPU time of the VM (QEMU and vm.sh, all waited for by now):
+	# the second line of times, children's user and system time (times
+	# itself not in a pipe: that would run it in a child of its own).
+	times >"$d/vm.times"
+	sed -n 2p "$d/vm.times" >"$d/vm.cpu"
 	echo $rc >"$d/vm.rc"
 }
 pids=()

@@ -129,6 +129,16 @@ def program_verdict(text):
     return m.group(1) if m else None
 
 
+def parse_times(word):
+    """Seconds of one of bash's times words, e.g. 15m35.762s."""
+    m = re.fullmatch(r"(\d+)m([\d.]+)s", word)
+    return int(m[1]) * 60 + float(m[2]) if m else None
+
+
+def fmt_secs(secs):
+    return "-" if secs is None else f"{secs:.0f}"
+
+
 class Vm:
     def __init__(self, d, expected):
         self.dir = d
@@ -144,6 +154,11 @@ class Vm:
         self.scan = None
         self.gone = None        # seconds from VM start to its end
         self.rc = None
+
+    def cpu(self):
+        """Host CPU seconds (user + system) of the VM's processes, or None."""
+        secs = [parse_times(w) for w in self.read("vm.cpu").split()]
+        return sum(secs) if len(secs) == 2 and None not in secs else None
 
     def read(self, name):
         p = self.dir / name
@@ -257,8 +272,16 @@ def main():
         boot = f"{vm.boot:.0f}" if vm.boot is not None else "-"
         scan = f"{vm.scan:.0f}" if vm.scan is not None else "-"
         say(f"    {vm.name}: boot to first program {boot} s, programs {tests:.0f} s,"
-            f" kmemleak scan and dmesg {scan} s, VM start to end {vm.gone:.0f} s")
+            f" kmemleak scan and dmesg {scan} s, VM start to end {vm.gone:.0f} s,"
+            f" host CPU {fmt_secs(vm.cpu())} s")
     say(f"    wall time, first VM start to last VM end: {wall:.0f} s")
+    cpus = [vm.cpu() for vm in vms]
+    if None not in cpus and len(vms) > 1:
+        # Each VM is one host thread: its CPU time is work no split of the
+        # programs between VMs can take off the host's cores.
+        n = os.cpu_count() or 1
+        say(f"    host CPU of all VMs {sum(cpus):.0f} s: on {n} cores no run of"
+            f" this work takes less than {sum(cpus) / n:.0f} s")
     say()
 
     for vm in vms:
