@@ -53,9 +53,9 @@
 //! # use kernel::{bindings, error::from_err_ptr, str::CStr};
 //! # /// Opens `/proc/<path>` with `flags` in a kernel mount of procfs, as
 //! # /// the kernel sets `sysctl.*=` boot parameters, and writes `val` to it
-//! # /// (or, if `val` is `None`, reads it into `buf`): `write(2)` or
-//! # /// `read(2)` from user space, with the sysctl core's checks.
-//! # fn proc_io(path: &CStr, val: Option<&[u8]>, buf: &mut [u8]) -> Result<usize> {
+//! # /// at offset `pos` (or, if `val` is `None`, reads it into `buf`):
+//! # /// `pwrite(2)` or `read(2)` from user space, with the sysctl core's checks.
+//! # fn proc_io(path: &CStr, val: Option<&[u8]>, buf: &mut [u8], pos: i64) -> Result<usize> {
 //! #     // SAFETY: The name is a C string.
 //! #     let fs = unsafe { bindings::get_fs_type(c_str!("proc").as_char_ptr()) };
 //! #     if fs.is_null() {
@@ -73,7 +73,7 @@
 //! #     // SAFETY: `root` is a valid path for the call; `path` a C string.
 //! #     let file = unsafe { bindings::file_open_root(&root, path.as_char_ptr(), flags as i32, 0) };
 //! #     let ret = from_err_ptr(file).and_then(|file| {
-//! #         let mut pos = 0;
+//! #         let mut pos = pos;
 //! #         // SAFETY: `file` is open; the buffers are valid for their lengths.
 //! #         let n = unsafe {
 //! #             match val {
@@ -85,22 +85,27 @@
 //! #         unsafe { bindings::filp_close(file, core::ptr::null_mut()) };
 //! #         usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
 //! #     });
-//! #     // SAFETY: The mount made above; the file on it is closed.
+//! #     // SAFETY: The mount made above. The file on it is closed; its deferred
+//! #     // release holds its own mount reference.
 //! #     unsafe { bindings::kern_unmount(mnt) };
 //! #     ret
 //! # }
-//! # let write = |path: &CStr, val: &str| proc_io(path, Some(val.as_bytes()), &mut []);
+//! # let write_at =
+//! #     |path: &CStr, val: &str, pos| proc_io(path, Some(val.as_bytes()), &mut [], pos);
+//! # let write = |path: &CStr, val: &str| write_at(path, val, 0);
 //! # let read = |path: &CStr| -> Result<KVec<u8>> {
 //! #     let mut buf = [0u8; 32];
-//! #     let n = proc_io(path, None, &mut buf)?;
+//! #     let n = proc_io(path, None, &mut buf, 0)?;
 //! #     let mut v = KVec::new();
 //! #     v.extend_from_slice(&buf[..n], GFP_KERNEL)?;
 //! #     Ok(v)
 //! # };
 //!
+//! static WRITES: AtomicU64 = AtomicU64::new(0);
 //! struct Even;
 //! impl Handler for Even {
 //!     fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
+//!         WRITES.fetch_add(1, Ordering::Relaxed);
 //!         if new % 2 != 0 { Err(EINVAL) } else { Ok(()) }
 //!     }
 //! }
@@ -129,9 +134,14 @@
 //!     assert_eq!(write(even, bad), Err(EINVAL));
 //!     assert_eq!(reg.values().get(0), -10);
 //! }
-//! // As for a C sysctl, a write of nothing succeeds and changes nothing.
+//! // As for a C sysctl, a write of nothing, or one past offset 0 (in the
+//! // default `kernel.sysctl_writes_strict=1`), succeeds and changes
+//! // nothing; the handler does not see it.
+//! let writes = WRITES.load(Ordering::Relaxed);
 //! assert_eq!(write(even, ""), Ok(0));
+//! assert_eq!(write_at(even, "8", 1), Ok(1));
 //! assert_eq!(reg.values().get(0), -10);
+//! assert_eq!(WRITES.load(Ordering::Relaxed), writes);
 //!
 //! // A counter is read-only, and shows the counter's value.
 //! SENT.store(7, Ordering::Relaxed);
@@ -223,7 +233,10 @@ pub trait Handler: Send + Sync + 'static {
     /// Called for a write of `new` (already parsed and within the entry's
     /// range) to entry `index`, whose value is `old`. Writes to one table
     /// are serialised, so `old` is current. Returning an error rejects the
-    /// write with that error and keeps `old`.
+    /// write with that error and keeps `old`. A write that parses nothing
+    /// (empty, or not at offset 0) does not reach the handler, and in the
+    /// legacy modes of `kernel.sysctl_writes_strict` a write not at offset 0 is
+    /// ignored rather than parsed.
     fn write(&self, values: &Values, index: usize, old: i32, new: i32) -> Result {
         let _ = (values, index, old, new);
         Ok(())
@@ -271,6 +284,7 @@ impl Values {
 /// kernel crate but its name from each crate that instantiates
 /// [`Registration`], and lockdep warns when it meets one key under two
 /// names (and the name would go away with its module).
+#[inline(never)]
 fn new_write_lock() -> impl PinInit<Mutex<()>> {
     static NAME: &CStr = crate::c_str!("sysctl::Registration::write_lock");
     Mutex::new((), NAME, crate::static_lock_class!())
@@ -457,8 +471,14 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         tmp_table.extra1 = ptr::from_ref(&state.min).cast_mut().cast::<c_void>();
         tmp_table.extra2 = ptr::from_ref(&state.max).cast_mut().cast::<c_void>();
 
-        let _guard = (write != 0).then(|| inner.write_lock.lock());
-        if write != 0 {
+        // SAFETY: The sysctl core passes valid `lenp` and `ppos` pointers.
+        let (len, pos) = unsafe { (*lenp, *ppos) };
+        // An empty write, or one that does not start at offset 0 (ignored by
+        // the core's default strict mode), parses nothing: it must not reach
+        // the handler as a write of the old value.
+        let parses = write != 0 && len != 0 && pos == 0;
+        let _guard = parses.then(|| inner.write_lock.lock());
+        if parses {
             tmp = state.value.load(Ordering::Relaxed);
         }
         // SAFETY: `tmp_table` is a valid `ctl_table` for one `c_int` at
@@ -467,7 +487,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         to_result(unsafe {
             bindings::proc_dointvec_minmax(&tmp_table, write, buffer, lenp, ppos)
         })?;
-        if write != 0 {
+        if parses {
             let old = state.value.load(Ordering::Relaxed);
             inner.handler.write(&inner.values, state.index, old, tmp)?;
             state.value.store(tmp, Ordering::Relaxed);

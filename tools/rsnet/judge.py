@@ -131,8 +131,8 @@ def program_verdict(text):
 
 def parse_times(word):
     """Seconds of one of bash's times words, e.g. 15m35.762s."""
-    m = re.fullmatch(r"(\d+)m([\d.]+)s", word)
-    return int(m[1]) * 60 + float(m[2]) if m else None
+    m = re.fullmatch(r"(\d+)m(\d+)(?:[.,](\d+))?s", word)  # locale's decimal point
+    return int(m[1]) * 60 + float(f"{m[2]}.{m[3] or 0}") if m else None
 
 
 def fmt_secs(secs):
@@ -277,11 +277,11 @@ def main():
     say(f"    wall time, first VM start to last VM end: {wall:.0f} s")
     cpus = [vm.cpu() for vm in vms]
     if None not in cpus and len(vms) > 1:
-        # Each VM is one host thread: its CPU time is work no split of the
-        # programs between VMs can take off the host's cores.
-        n = os.cpu_count() or 1
-        say(f"    host CPU of all VMs {sum(cpus):.0f} s: on {n} cores no run of"
-            f" this work takes less than {sum(cpus) / n:.0f} s")
+        # CPU time is work that no split of the programs between VMs
+        # takes off the cores this run may use.
+        n = len(os.sched_getaffinity(0))
+        say(f"    this run's VMs used {sum(cpus):.0f} CPU-s of the host: at least"
+            f" {sum(cpus) / n:.0f} s on {n} cores")
     say()
 
     for vm in vms:
