@@ -32,7 +32,7 @@ ip addr add 10.89.0.1/24 dev $DEV && ip link set $DEV up && ip link set ${DEV}p 
 # first pktgen run does not start into a device that drops everything.
 for _ in $(seq 100); do
 	[ "$(cat /sys/class/net/$DEV/operstate)" = up ] && break
-	sleep 0.1
+	nap 0.1
 done
 
 # 1. One flow paced at maxrate leaves the qdisc at that rate: 8mbit
@@ -154,7 +154,7 @@ watchdog_ranges() {
 			r=$(awk '/, qdisc_watchdog,/ { getline; split($4, e, "-");
 				printf "%s%.0f", n++ ? "," : "", e[2] - e[1] }' /proc/timer_list)
 			[ -n "$r" ] && break
-			sleep 0.1
+			nap 0.1
 		done
 		out+=" $s:${r:-none}"
 	done

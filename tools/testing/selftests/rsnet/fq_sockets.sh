@@ -4,7 +4,8 @@
 # fq with 100,000 sockets: udp_many opens 100,000 connected UDP sockets
 # and sends one datagram on each with the same SO_TXTIME, some seconds
 # ahead, so that fq holds 100,000 flows, all throttled at once, one packet
-# each. The sockets are made once and send a round per implementation. Meanwhile fail_page_alloc fails every allocation of order 1 or more
+# each. The sockets are made once and send a round per implementation.
+# Meanwhile fail_page_alloc fails every allocation of order 1 or more
 # that cannot sleep, made by the sending task (which runs fq's enqueue):
 # the flow store must grow with order-0 pages only. C's sch_fq runs the
 # same script first, as the reference; every counter must match it.
@@ -23,7 +24,7 @@ TMP=$(mktemp -d /tmp/fq_sockets.XXXXXX)
 
 inject_off() { [ -d $FPA ] && echo 0 >$FPA/probability; }
 cleanup() {
-	exec 9>&- 2>/dev/null
+	exec 9>&- 8<&- 2>/dev/null
 	inject_off
 	ip link del $DEV 2>/dev/null
 	fq_unload_all
@@ -45,35 +46,34 @@ ulimit -n $((N + 64)) 2>/dev/null
 
 declare -A res
 # The device and udp_many's sockets serve both rounds; a round is one
-# line to udp_many (fd 9) and one "sent" line back in $TMP/out.
+# line to udp_many (fd 9) and one "sent" line back (fd 8). The script
+# blocks on that line and sleeps until the departure time: a polling
+# loop would take the CPU from the sends it waits for.
 ip link add $DEV type dummy &&
 	sysctl -qw net.ipv6.conf.$DEV.disable_ipv6=1 &&
 	ip addr add 10.89.0.1/24 dev $DEV && ip addr add 10.89.0.2/24 dev $DEV &&
 	ip link set $DEV up
-mkfifo "$TMP/hold"
+mkfifo "$TMP/hold" "$TMP/sent"
 # udp_many sets its own make-it-fail, after making the sockets.
 "$HERE/udp_many" 10.89.0.200 9 $N $DELAY_MS /proc/self/make-it-fail \
-	<"$TMP/hold" >"$TMP/out" &
-UDP_PID=$!
-exec 9>"$TMP/hold"
-ROUND=0
+	<"$TMP/hold" >"$TMP/sent" &
+exec 9>"$TMP/hold" 8<"$TMP/sent"
 run() {
-	local impl=$1 st sent t0 ae memb memc memd
+	local impl=$1 st sent t0 ae memb memc memd line
 	if [ "$impl" = c ]; then fq_use_c; else fq_use_rust; fi
 	tc qdisc add dev $DEV root fq limit $((2 * N)) horizon 600s || return 1
 	fail_order1_atomic
 	t0=$SECONDS
-	ROUND=$((ROUND + 1))
-	echo send >&9
-	for _ in $(seq 3000); do
-		[ "$(grep -c sent "$TMP/out")" -ge $ROUND ] && break
-		kill -0 $UDP_PID 2>/dev/null || break
-		sleep 0.1
-	done
+	# The first round waits DELAY_MS (or as long as making the sockets
+	# took); later rounds twice the first round's sends, plus 2 s.
+	echo "send${first_send_ms:+ $((2 * first_send_ms + 2000))}" >&9
+	# EOF if udp_many failed; it prints why on stderr.
+	read -r -t 600 line <&8 || line=
 	inject_off
 	st=$(stats)
-	sed -n "${ROUND}p" "$TMP/out" >"$TMP/out.$impl"
+	echo "$line" >"$TMP/out.$impl"
 	sent=$(awk '/sent/ {print $2}' "$TMP/out.$impl")
+	: "${first_send_ms:=$(awk '/sent/ {print $4}' "$TMP/out.$impl")}"
 	ktap_print_msg "$impl: $(cat "$TMP/out.$impl"), $((SECONDS - t0)) s in all:" \
 		$(grep -E 'flows|backlog|dropped' <<<"$st")
 	res[$impl]="sent ${sent:-0} flows $(field flows "$st") throttled $(field throttled "$st")"
@@ -87,10 +87,11 @@ run() {
 	# gc (memc - memd); the sockets' memory is in all three numbers.
 	local late end
 	late=$(awk '/sent/ {print $NF == "ms" ? $(NF - 1) : 0}' "$TMP/out.$impl")
-	end=$((SECONDS + ${late#-} / 1000 + 120))
+	[ "${late:-0}" -lt 0 ] && sleep $((-late / 1000))
+	end=$((SECONDS + 120))
 	while [ $SECONDS -lt $end ]; do
 		[ "$(stats | sed -nE 's/^ *backlog [^ ]+ ([0-9]+)p.*/\1/p')" = 0 ] && break
-		sleep 0.5
+		nap 0.5
 	done
 	sleep 4
 	memb=$(sunreclaim)
@@ -124,7 +125,7 @@ for impl in c rust; do
 		bash -c "modprobe -r sch_fq_rs 2>/dev/null; modprobe -r sch_fq 2>/dev/null;
 			! grep -qE '^sch_fq(_rs)? ' /proc/modules"
 done
-exec 9>&-
+exec 9>&- 8<&-
 wait
 expect_eq "Rust fq shows what C fq shows" "${res[c]}" "${res[rust]}"
 check "udp_many is built" test -x "$HERE/udp_many"

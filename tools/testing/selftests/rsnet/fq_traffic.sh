@@ -63,16 +63,20 @@ inA ip addr add 10.88.0.1/24 dev veth-a && inA ip link set veth-a up && inA ip l
 inB ip addr add 10.88.0.2/24 dev veth-b && inB ip link set veth-b up && inB ip link set lo up
 # bg_ready CMD...: start CMD (a fq_traffic.py receiver) in the background
 # with --ready and wait until its socket is bound (at most 120 s: Python's
-# start takes seconds in the emulated guest); $! is its pid.
+# start takes seconds in the emulated guest); $! is its pid. The FIFO is
+# opened read-write, so that the open does not block; the wait forks
+# nothing, so the CPU goes to CMD's start.
 bg_ready() {
-	local f
+	local f fd
 	f=$(mktemp -u /tmp/fq_ready.XXXXXX)
-	"$@" --ready "$f" &
-	for _ in $(seq 1200); do
-		[ -e "$f" ] && break
+	mkfifo "$f" || return 1
+	exec {fd}<>"$f"
+	"$@" --ready "$f" {fd}<&- &
+	for _ in {1..120}; do
+		read -r -t 1 -u "$fd" _ && break
 		kill -0 $! 2>/dev/null || break
-		sleep 0.1
 	done
+	exec {fd}<&-
 	rm -f "$f"
 }
 bg_ready inB $TR tcp-sink 10.88.0.2 7000 >/dev/null
@@ -179,7 +183,7 @@ check "band 0 gets at least 3x the bytes of band 2, band 2 is not starved" \
 # Behind 50kbit (~6 packets/s drain), a global limit of 50 would accept
 # about 50 of the 400 packets; per-band limits accept 50 per band. The
 # counters are taken as differences, after what TCP left has drained.
-for _ in $(seq 100); do [ "$(fq_backlog)" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(fq_backlog)" = 0 ] && break; nap 0.1; done
 tbf_rate 50kbit
 st0=$(inA $NL xstats veth-a)
 inA $TR udp-send 10.88.0.2 7004 200 1000 --prio 3 >/dev/null

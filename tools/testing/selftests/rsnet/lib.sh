@@ -23,6 +23,23 @@ expect_eq() {
 	fi
 }
 
+# nap SECONDS: sleep(1) without a fork, for polling loops: the timeout of
+# a read from a FIFO this shell holds open both ways, so nothing arrives.
+# A fork and exec costs tens of milliseconds of the emulated guest's CPU.
+NAP_FD=
+nap() {
+	if [ -z "$NAP_FD" ]; then
+		sleep "$1"
+	else
+		read -r -t "$1" -u "$NAP_FD" _
+	fi
+	return 0
+}
+if NAP_FIFO=$(mktemp -u /tmp/rsnet_nap.XXXXXX) && mkfifo "$NAP_FIFO"; then
+	exec {NAP_FD}<>"$NAP_FIFO"
+	rm -f "$NAP_FIFO"
+fi
+
 # write_errno FILE VALUE...: write each VALUE to FILE with one write(2) (an
 # open, write and close per value) and print the errno name of each (OK on
 # success), one a line. printf, not echo, so "" is a 0-byte write. One

@@ -112,7 +112,7 @@ PY
 holder=$!
 for _ in $(seq 1 1200); do
 	[ -e "$hold/ready" ] || ! kill -0 $holder 2>/dev/null && break
-	sleep 0.1
+	nap 0.1
 done
 check "idle sockets took cached skbs before unload" test -e "$hold/ready" -a "$(ctr puts)" -gt "$puts"
 check "rmmod with sockets holding cached skbs" modprobe -r tcp_tx_skb_cache

@@ -70,7 +70,7 @@ transfer() {
 	for _ in $(seq 300); do
 		grep -q listening "$TMP/rx" && break
 		kill -0 $rx 2>/dev/null || break
-		sleep 0.1
+		nap 0.1
 	done
 	out=$("$ZC" send "$mode" 192.0.2.2 "$port" "$BYTES" "$BUF" 2>&1) || { echo "sender: $out"; kill $rx; return 1; }
 	wait $rx || { echo "sender: $out; receiver: $(cat "$TMP/rx")"; return 1; }

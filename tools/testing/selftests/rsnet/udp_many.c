@@ -4,7 +4,8 @@
  * stdin, one datagram each with an SO_TXTIME departure time, all the same:
  * DELAY_MS after the round starts (CLOCK_MONOTONIC), or as long as making
  * the sockets took if that is longer, so every flow of fq is throttled
- * until then. The sockets are made once: rounds against different qdiscs
+ * until then. A line "send MS" sets the delay of its round to MS instead
+ * (a caller that has timed an earlier round's sends). The sockets are made once: rounds against different qdiscs
  * (C's fq, then Rust's) cost one making and see the same flow keys.
  *
  *   udp_many ADDR PORT N DELAY_MS [FAILFILE]
@@ -44,17 +45,18 @@ static long long mono_ns(void)
 }
 
 /*
- * One datagram on each socket, all leaving at the same time. The sends
- * take about half as long as making the sockets: wait at least that long
- * too, so that a slower kernel does not send the first packets before the
- * last is queued.
+ * One datagram on each socket, all leaving DELAY ns after the round
+ * starts. A round without a delay of its own waits as long as making the
+ * sockets took, if that is longer than DELAY_MS: the sends take about
+ * half as long, so a slower kernel does not send the first packets before
+ * the last is queued. MADE is only reported.
  */
 static int send_round(const int *fds, int n, long long delay, long long made)
 {
 	char cbuf[CMSG_SPACE(sizeof(__u64))];
 	char payload[64] = "rsnet";
 	long long t0 = mono_ns();
-	unsigned long long at = t0 + (delay > made ? delay : made);
+	unsigned long long at = t0 + delay;
 	int i, sent = 0;
 
 	for (i = 0; i < n; i++) {
@@ -127,8 +129,13 @@ int main(int argc, char **argv)
 	}
 	made = mono_ns() - start;
 	delay = strtoll(argv[4], NULL, 10) * 1000000LL;
-	while (fgets(line, sizeof(line), stdin))
-		if (send_round(fds, n, delay, made))
+	while (fgets(line, sizeof(line), stdin)) {
+		long long ms;
+
+		if (sscanf(line, "send %lld", &ms) != 1)
+			ms = (delay > made ? delay : made) / 1000000;
+		if (send_round(fds, n, ms * 1000000LL, made))
 			return 1;
+	}
 	return 0;
 }
