@@ -21,9 +21,8 @@
   fq_traffic.py tcp-sink ADDR PORT [--ready FILE]
         accepts TCP connections and discards what they send.
 
-  --ready FILE: "ready" is written to FILE (a file or a FIFO) once the
-  socket is bound (listening), so a test starts its sender then, not after
-  a guess of Python's start time.
+  --ready FILE: FILE is created once the socket is bound (listening), so a
+  test starts its sender then, not after a guess of Python's start time.
   fq_traffic.py tcp-flows ADDR PORT SECONDS N [--prio P,P,...]
         N TCP connections sending for SECONDS (each with its SO_PRIORITY);
         prints "bytes N N ...": what each got acknowledged (sent less what
@@ -80,8 +79,7 @@ def udp_send(a):
 
 def ready(a):
     if a.ready:
-        with open(a.ready, "w") as f:
-            f.write("ready\n")
+        open(a.ready, "w").close()
 
 
 def udp_recv(a):

@@ -63,20 +63,17 @@ inA ip addr add 10.88.0.1/24 dev veth-a && inA ip link set veth-a up && inA ip l
 inB ip addr add 10.88.0.2/24 dev veth-b && inB ip link set veth-b up && inB ip link set lo up
 # bg_ready CMD...: start CMD (a fq_traffic.py receiver) in the background
 # with --ready and wait until its socket is bound (at most 120 s: Python's
-# start takes seconds in the emulated guest); $! is its pid. The FIFO is
-# opened read-write, so that the open does not block; the wait forks
-# nothing, so the CPU goes to CMD's start.
+# start takes seconds in the emulated guest); $! is its pid. The loop
+# forks nothing (nap), so the CPU goes to CMD's start.
 bg_ready() {
-	local f fd
+	local f
 	f=$(mktemp -u /tmp/fq_ready.XXXXXX)
-	mkfifo "$f" || return 1
-	exec {fd}<>"$f"
-	"$@" --ready "$f" {fd}<&- &
-	for _ in {1..120}; do
-		read -r -t 1 -u "$fd" _ && break
+	"$@" --ready "$f" &
+	for _ in $(seq 1200); do
+		[ -e "$f" ] && break
 		kill -0 $! 2>/dev/null || break
+		nap 0.1
 	done
-	exec {fd}<&-
 	rm -f "$f"
 }
 bg_ready inB $TR tcp-sink 10.88.0.2 7000 >/dev/null

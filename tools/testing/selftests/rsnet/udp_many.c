@@ -5,8 +5,9 @@
  * DELAY_MS after the round starts (CLOCK_MONOTONIC), or as long as making
  * the sockets took if that is longer, so every flow of fq is throttled
  * until then. A line "send MS" sets the delay of its round to MS instead
- * (a caller that has timed an earlier round's sends). The sockets are made once: rounds against different qdiscs
- * (C's fq, then Rust's) cost one making and see the same flow keys.
+ * (a caller that has timed an earlier round's sends). The sockets are made
+ * once: rounds against different qdiscs (C's fq, then Rust's) cost one
+ * making and see the same flow keys.
  *
  *   udp_many ADDR PORT N DELAY_MS [FAILFILE]
  *
