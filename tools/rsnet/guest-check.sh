@@ -65,9 +65,14 @@ done
 
 t0=${EPOCHREALTIME/./}
 if [ -w $kml ]; then
-	# kmemleak ignores objects younger than 5 s; two scans settle it.
-	sleep 6
-	echo scan >$kml; echo scan >$kml
+	# kmemleak reports an object in a scan that finds it unreferenced,
+	# unchanged since the scan before and at least 5 s old. The first
+	# scan, at once, takes every object's checksum; the second, 6 s after
+	# the last program ended, reports what that program leaked too.
+	echo scan >$kml
+	wait_us=$((6000000 - (${EPOCHREALTIME/./} - t0)))
+	[ $wait_us -gt 0 ] && sleep "$((wait_us / 1000000)).$(printf %06d $((wait_us % 1000000)))"
+	echo scan >$kml
 	cat $kml >"$res/kmemleak.log"
 fi
 dmesg >"$res/dmesg.log"

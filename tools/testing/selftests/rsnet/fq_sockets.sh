@@ -19,7 +19,7 @@ HERE=$(dirname "$(readlink -f "$0")")
 DEV=fqk0
 FPA=/sys/kernel/debug/fail_page_alloc
 N=${FQ_SOCKETS:-100000}
-DELAY_MS=${FQ_SOCKETS_DELAY_MS:-40000}
+DELAY_MS=${FQ_SOCKETS_DELAY_MS:-2000}
 TMP=$(mktemp -d /tmp/fq_sockets.XXXXXX)
 
 inject_off() { [ -d $FPA ] && echo 0 >$FPA/probability; }
@@ -64,8 +64,9 @@ run() {
 	tc qdisc add dev $DEV root fq limit $((2 * N)) horizon 600s || return 1
 	fail_order1_atomic
 	t0=$SECONDS
-	# The first round waits DELAY_MS (or as long as making the sockets
-	# took); later rounds twice the first round's sends, plus 2 s.
+	# The first round waits 5/4 of the time making the sockets took (or
+	# DELAY_MS if longer); later rounds twice the first round's sends,
+	# plus 2 s.
 	echo "send${first_send_ms:+ $((2 * first_send_ms + 2000))}" >&9
 	# EOF if udp_many failed; it prints why on stderr.
 	read -r -t 600 line <&8 || line=
@@ -93,7 +94,7 @@ run() {
 		[ "$(stats | sed -nE 's/^ *backlog [^ ]+ ([0-9]+)p.*/\1/p')" = 0 ] && break
 		nap 0.5
 	done
-	sleep 4
+	nap 3.5
 	memb=$(sunreclaim)
 	tc qdisc change dev $DEV root fq buckets 2048
 	st=$(stats)

@@ -2,9 +2,9 @@
 /*
  * udp_many: N connected UDP sockets that send, for each line read on
  * stdin, one datagram each with an SO_TXTIME departure time, all the same:
- * DELAY_MS after the round starts (CLOCK_MONOTONIC), or as long as making
- * the sockets took if that is longer, so every flow of fq is throttled
- * until then. A line "send MS" sets the delay of its round to MS instead
+ * DELAY_MS after the round starts (CLOCK_MONOTONIC), or 5/4 of the time
+ * making the sockets took if that is longer, so every flow of fq is
+ * throttled until then. A line "send MS" sets the delay of its round to MS instead
  * (a caller that has timed an earlier round's sends). The sockets are made
  * once: rounds against different qdiscs (C's fq, then Rust's) cost one
  * making and see the same flow keys.
@@ -47,10 +47,11 @@ static long long mono_ns(void)
 
 /*
  * One datagram on each socket, all leaving DELAY ns after the round
- * starts. A round without a delay of its own waits as long as making the
- * sockets took, if that is longer than DELAY_MS: the sends take about
- * half as long, so a slower kernel does not send the first packets before
- * the last is queued. MADE is only reported.
+ * starts. A round without a delay of its own waits 5/4 of the time making
+ * the sockets took, if that is longer than DELAY_MS: the sends take 0.55
+ * to 0.8 as long (debug and KASAN kernels), so a slower kernel does not
+ * send the first packets before the last is queued. MADE is only
+ * reported.
  */
 static int send_round(const int *fds, int n, long long delay, long long made)
 {
@@ -134,7 +135,7 @@ int main(int argc, char **argv)
 		long long ms;
 
 		if (sscanf(line, "send %lld", &ms) != 1)
-			ms = (delay > made ? delay : made) / 1000000;
+			ms = (delay > made * 5 / 4 ? delay : made * 5 / 4) / 1000000;
 		if (send_round(fds, n, ms * 1000000LL, made))
 			return 1;
 	}
