@@ -4,10 +4,10 @@
  * stdin, one datagram each with an SO_TXTIME departure time, all the same:
  * DELAY_MS after the round starts (CLOCK_MONOTONIC), or 5/4 of the time
  * making the sockets took if that is longer, so every flow of fq is
- * throttled until then. A line "send MS" sets the delay of its round to MS instead
- * (a caller that has timed an earlier round's sends). The sockets are made
- * once: rounds against different qdiscs (C's fq, then Rust's) cost one
- * making and see the same flow keys.
+ * throttled until then. A line "send MS" sets the delay of its round to
+ * MS instead (a caller that has timed an earlier round's sends). The
+ * sockets are made once: rounds against different qdiscs (C's fq, then
+ * Rust's) cost one making and see the same flow keys.
  *
  *   udp_many ADDR PORT N DELAY_MS [FAILFILE]
  *
@@ -47,11 +47,7 @@ static long long mono_ns(void)
 
 /*
  * One datagram on each socket, all leaving DELAY ns after the round
- * starts. A round without a delay of its own waits 5/4 of the time making
- * the sockets took, if that is longer than DELAY_MS: the sends take 0.55
- * to 0.8 as long (debug and KASAN kernels), so a slower kernel does not
- * send the first packets before the last is queued. MADE is only
- * reported.
+ * starts. MADE is only reported.
  */
 static int send_round(const int *fds, int n, long long delay, long long made)
 {
@@ -130,13 +126,20 @@ int main(int argc, char **argv)
 		close(f);
 	}
 	made = mono_ns() - start;
+	/*
+	 * A round without a delay of its own waits DELAY_MS, or 5/4 of the
+	 * time making the sockets took if longer: the sends take 0.55 to 0.8
+	 * as long (debug and KASAN kernels), so a slower kernel does not send
+	 * the first packets before the last is queued.
+	 */
 	delay = strtoll(argv[4], NULL, 10) * 1000000LL;
+	if (delay < made * 5 / 4)
+		delay = made * 5 / 4;
 	while (fgets(line, sizeof(line), stdin)) {
 		long long ms;
 
-		if (sscanf(line, "send %lld", &ms) != 1)
-			ms = (delay > made * 5 / 4 ? delay : made * 5 / 4) / 1000000;
-		if (send_round(fds, n, ms * 1000000LL, made))
+		if (send_round(fds, n, sscanf(line, "send %lld", &ms) == 1 ?
+			       ms * 1000000LL : delay, made))
 			return 1;
 	}
 	return 0;
