@@ -2,8 +2,8 @@
 /*
  * udp_many: N connected UDP sockets that send, for each line read on
  * stdin, one datagram each with an SO_TXTIME departure time, all the same:
- * DELAY_MS after the round starts (CLOCK_MONOTONIC), or 5/4 of the time
- * making the sockets took if that is longer, so every flow of fq is
+ * DELAY_MS after the round starts (CLOCK_MONOTONIC), or the time making
+ * the sockets took if that is longer, so every flow of fq is
  * throttled until then. A line "send MS" sets the delay of its round to
  * MS instead (a caller that has timed an earlier round's sends). The
  * sockets are made once: rounds against different qdiscs (C's fq, then
@@ -127,14 +127,14 @@ int main(int argc, char **argv)
 	}
 	made = mono_ns() - start;
 	/*
-	 * A round without a delay of its own waits DELAY_MS, or 5/4 of the
-	 * time making the sockets took if longer: the sends take 0.55 to 0.8
-	 * as long (debug and KASAN kernels), so a slower kernel does not send
-	 * the first packets before the last is queued.
+	 * A round without a delay of its own waits DELAY_MS, or the time
+	 * making the sockets took if longer: the sends take 0.55 to 0.8 as
+	 * long (59 runs, debug and KASAN kernels), so a slower kernel does not
+	 * send the first packets before the last is queued.
 	 */
 	delay = strtoll(argv[4], NULL, 10) * 1000000LL;
-	if (delay < made * 5 / 4)
-		delay = made * 5 / 4;
+	if (delay < made)
+		delay = made;
 	while (fgets(line, sizeof(line), stdin)) {
 		long long ms;
 
