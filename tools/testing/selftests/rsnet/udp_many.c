@@ -3,8 +3,8 @@
  * udp_many: N connected UDP sockets that send, for each line read on
  * stdin, one datagram each with an SO_TXTIME departure time, all the same:
  * DELAY_MS after the round starts (CLOCK_MONOTONIC), or the time making
- * the sockets took if that is longer, so every flow of fq is
- * throttled until then. A line "send MS" sets the delay of its round to
+ * the sockets took if that is longer, so every flow of fq is throttled
+ * until then. A line "send MS" sets the delay of its round to
  * MS instead (a caller that has timed an earlier round's sends). The
  * sockets are made once: rounds against different qdiscs (C's fq, then
  * Rust's) cost one making and see the same flow keys.
