@@ -8,13 +8,14 @@
 //! file (flow, credit, quantum, time_next_packet, throttled, gc) so the two
 //! read side by side.
 //!
-//! Flows live in an arena and are named by `u32` indices; where C links
-//! flows by pointer, this module links them by index:
+//! The flows, and every link between them, are a [`FlowTable`]: one
+//! allocation per flow, as C's slab objects, linked by pointer:
 //!
-//! - per hash bucket, a chain (`hnext`) instead of an rbtree of sockets;
-//! - per band, the new and old round-robin lists (`next`), as in C;
-//! - the throttled flows in an indexed min-heap on `time_next_packet`
-//!   (ties in arrival order) instead of the `q->delayed` rbtree.
+//! - per hash bucket, a chain instead of an rbtree of sockets, in a
+//!   linear-hashing table that grows with the flows;
+//! - per band, the new and old round-robin lists, as in C;
+//! - the throttled flows in a min-heap on `time_next_packet` (ties in
+//!   arrival order) instead of the `q->delayed` rbtree.
 //!
 //! A flow's packets are a FIFO linked through `skb->next`; a packet whose
 //! EDT timestamp is earlier than the tail's is inserted in time order, which
@@ -24,9 +25,9 @@
 //! attributes are checked before any is applied.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
-use kernel::alloc::{flags, KVVec};
+use kernel::alloc::flags;
 use kernel::c_str;
-use kernel::chunk_vec::ChunkVec;
+use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
     self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
@@ -59,26 +60,6 @@ const NSEC_PER_USEC: u64 = 1000;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// Limit of flows collected per lookup.
 const FQ_GC_MAX: usize = 8;
-/// Flows per arena chunk: 2 KiB of 128-byte flows, so a chunk added from
-/// enqueue (GFP_ATOMIC) never needs a high-order page, also where KASAN or
-/// slub_debug add to each slab object (see `CHUNKVEC_MAX_BYTES`).
-const CHUNK: usize = 16;
-/// Leaves of the arena's table: at most 64 * 256 * 16 = 262,144 flows.
-const ARENA_LEAVES: usize = 64;
-/// Throttled-heap entries per chunk (2 KiB).
-const HEAP_CHUNK: usize = 512;
-/// Leaves of the heap's table: room for 2 * 256 * 512 entries, one per
-/// flow the arena can hold.
-const HEAP_LEAVES: usize = 2;
-const _: () = assert!(
-    ChunkVec::<u32, HEAP_CHUNK, HEAP_LEAVES>::MAX_LEN
-        >= ChunkVec::<Flow, CHUNK, ARENA_LEAVES>::MAX_LEN
-);
-
-/// No flow.
-const NIL: u32 = u32::MAX;
-/// `next` of a throttled flow (not on a new/old list), C's `&throttled`.
-const THROTTLED: u32 = u32::MAX - 1;
 
 /// The hash of a flow key: its low bits pick the chain, so that a chain's
 /// flows split by one more bit. `hash_ptr()` keeps a product's top bits;
@@ -124,239 +105,50 @@ fn set_skb_band(skb: &mut SkBuff, band: u8) {
     skb.qdisc_cb_mut::<FqSkbCb>().band = band;
 }
 
-/// Aligned as C's `____cacheline_aligned_in_smp` flows (128 bytes here):
-/// an index becomes an offset by a shift.
-#[derive(Zeroable)]
-#[repr(align(64))]
+/// A flow (C's `struct fq_flow` but for its links, which are the
+/// [`FlowTable`]'s): 128 bytes with them, as C's.
 struct Flow {
     /// Packets, in time_to_send order (C's `head`/`tail` list and
     /// `t_root` tree).
     queue: SkbTimeQueue<Queued<Fq>>,
-    /// Socket address, or `(hash << 1) | 1` for orphans and unconnected
-    /// sockets (C's `f->sk`).
-    sk: usize,
-    /// Jiffies when the flow went idle, valid while `detached`.
+    /// Jiffies when the flow went idle, valid while it is detached.
     age: Jiffies,
-    /// Not on any list: idle and a gc candidate (C's odd `f->age`).
-    detached: bool,
+    time_next_packet: u64,
     socket_hash: u32,
     qlen: i32,
     credit: i32,
     band: u8,
-    /// Next flow in the round-robin list, or `THROTTLED`.
-    next: u32,
-    /// Next flow in the hash chain (or the free list).
-    hnext: u32,
-    time_next_packet: u64,
-    /// Position in the throttled heap, and arrival order for ties.
-    heap_pos: u32,
-    throttle_seq: u64,
 }
+const _: () = assert!(FlowTable::<Flow>::NODE_SIZE == 128);
 
 impl Flow {
-    fn new() -> Self {
+    fn new(age: Jiffies, socket_hash: u32, credit: i32) -> Self {
         Flow {
             queue: SkbTimeQueue::new(),
-            sk: 0,
-            age: 0,
-            detached: true,
-            socket_hash: 0,
-            qlen: 0,
-            credit: 0,
-            band: 0,
-            next: NIL,
-            hnext: NIL,
+            age,
             time_next_packet: 0,
-            heap_pos: NIL,
-            throttle_seq: 0,
+            socket_hash,
+            qlen: 0,
+            credit,
+            band: 0,
         }
-    }
-
-    fn is_throttled(&self) -> bool {
-        self.next == THROTTLED
     }
 }
 
-/// Words of [`Arena::has_free`]: a bit for each chunk the arena can hold.
-const HAS_FREE_WORDS: usize = ARENA_LEAVES * kernel::chunk_vec::CHUNKVEC_LEAF * 64 / (64 * 64);
-/// Free masks per chunk of [`Arena::free_mask`] (2 KiB).
-const MASK_CHUNK: usize = 512;
-/// The free mask of a chunk whose flows are all free.
-const ALL_FREE: u32 = ((1u64 << CHUNK) - 1) as u32;
-const _: () = assert!(
-    CHUNK <= 32
-        && HAS_FREE_WORDS * 64 == ARENA_LEAVES * kernel::chunk_vec::CHUNKVEC_LEAF
-        && HAS_FREE_WORDS * 8 <= kernel::chunk_vec::CHUNKVEC_MAX_BYTES
-        && ChunkVec::<u32, MASK_CHUNK, 1>::MAX_LEN >= HAS_FREE_WORDS * 64
-);
-
-/// Storage of the flows, in fixed chunks so that growing it in atomic
-/// context never moves or copies flows. A new flow takes the lowest free
-/// slot, so live flows gather in the low chunks; a chunk whose flows gc
-/// has all freed goes back to the allocator at once (C frees each flow to
-/// its slab), wherever it is, and the top ones give back their indices.
-struct Arena {
-    chunks: ChunkVec<Flow, CHUNK, ARENA_LEAVES>,
-    /// The free flows of each chunk, a bit each; all set for a chunk taken
-    /// out.
-    free_mask: ChunkVec<u32, MASK_CHUNK, 1>,
-    /// The chunks with a free flow, a bit each; allocated with the first
-    /// chunk.
-    has_free: Option<KBox<[u64; HAS_FREE_WORDS]>>,
-    /// No word of `has_free` below this one has a bit set.
-    hint: usize,
-    /// Chunks in `chunks`, not taken out.
-    present: usize,
-}
-
-impl Arena {
-    fn new() -> Self {
-        Arena {
-            chunks: ChunkVec::new(),
-            free_mask: ChunkVec::new(),
-            has_free: None,
-            hint: 0,
-            present: 0,
-        }
-    }
-
-    /// Flows the arena has memory for.
-    fn capacity(&self) -> usize {
-        self.present * CHUNK
+impl FlowItem for Flow {
+    #[inline]
+    fn hash(key: usize) -> usize {
+        flow_hash(key)
     }
 
     #[inline]
-    fn get(&self, i: u32) -> &Flow {
-        self.chunks.get(i as usize)
-    }
-
-    #[inline]
-    fn get_mut(&mut self, i: u32) -> &mut Flow {
-        self.chunks.get_mut(i as usize)
-    }
-
-    /// Marks chunk `c` as having a free flow or not.
-    fn set_has_free(&mut self, c: usize, free: bool) {
-        if let Some(words) = self.has_free.as_mut() {
-            let (w, bit) = (c / 64, 1u64 << (c % 64));
-            if free {
-                words[w] |= bit;
-                self.hint = self.hint.min(w);
-            } else {
-                words[w] &= !bit;
-            }
-        }
-    }
-
-    /// The lowest chunk with a free flow, if any.
-    fn lowest_free(&mut self) -> Option<usize> {
-        let words = self.has_free.as_ref()?;
-        let used = self.chunks.len() / CHUNK;
-        let w = (self.hint..used.div_ceil(64)).find(|&w| words[w] != 0)?;
-        self.hint = w;
-        Some(w * 64 + words[w].trailing_zeros() as usize)
-    }
-
-    /// Where [`Self::grow`] puts the next chunk: the lowest chunk with a
-    /// free flow that [`Self::alloc`] could not use, which was taken out
-    /// (`Some`), or past the end (`None`). `ENOMEM` if the arena holds all
-    /// the flows it can.
-    fn grow_slot(&mut self) -> Result<Option<usize>> {
-        match self.lowest_free() {
-            Some(c) => Ok(Some(c)),
-            None if self.chunks.is_full() => Err(ENOMEM),
-            None => Ok(None),
-        }
-    }
-
-    /// Gives the arena memory for one more free flow (GFP_ATOMIC: called
-    /// from enqueue): chunk `back` of [`Self::grow_slot`] comes back, or a
-    /// chunk is added.
-    fn grow(&mut self, back: Option<usize>) -> Result {
-        let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
-        // Zeroed in place: a chunk is too big to build on the stack. Zeroed
-        // flows are valid (`Zeroable`) and free; `alloc()` sets each up.
-        let chunk = KBox::init(kernel::init::zeroed::<[Flow; CHUNK]>(), gfp)?;
-        if let Some(c) = back {
-            self.chunks.put_chunk(c, chunk).map_err(|_| EINVAL)?;
-            self.present += 1;
-            return Ok(());
-        }
-        let c = self.chunks.len() / CHUNK;
-        if self.has_free.is_none() {
-            self.has_free = Some(KBox::init(kernel::init::zeroed(), gfp)?);
-        }
-        if self.free_mask.len() <= c {
-            let masks = KBox::init(kernel::init::zeroed::<[u32; MASK_CHUNK]>(), gfp)?;
-            self.free_mask.push_chunk(masks, gfp)?;
-        }
-        self.chunks.push_chunk(chunk, gfp)?;
-        self.present += 1;
-        *self.free_mask.get_mut(c) = ALL_FREE;
-        self.set_has_free(c, true);
-        Ok(())
-    }
-
-    /// Takes the lowest free flow; `None` if there is none or its chunk
-    /// was taken out (then [`Self::grow`] brings it back).
-    fn alloc(&mut self) -> Option<u32> {
-        let c = self.lowest_free()?;
-        if !self.chunks.has_chunk(c) {
-            return None;
-        }
-        let mask = self.free_mask.get_mut(c);
-        let slot = mask.trailing_zeros() as usize;
-        *mask &= mask.wrapping_sub(1);
-        if *mask == 0 {
-            self.set_has_free(c, false);
-        }
-        let i = (c * CHUNK + slot) as u32;
-        *self.get_mut(i) = Flow::new();
-        Some(i)
-    }
-
-    /// Frees flow `i`; its chunk goes if it holds no flow now (but the
-    /// first, kept for the next flows), and the top indices that no chunk
-    /// holds go with it.
-    fn release(&mut self, i: u32) {
-        self.get_mut(i).queue = SkbTimeQueue::new();
-        let c = i as usize / CHUNK;
-        let mask = self.free_mask.get_mut(c);
-        let was_full = *mask == 0;
-        *mask |= 1 << (i as usize % CHUNK);
-        let empty = *mask == ALL_FREE;
-        if was_full {
-            self.set_has_free(c, true);
-        }
-        if empty && c > 0 && self.chunks.take_chunk(c).is_some() {
-            self.present -= 1;
-        }
-        loop {
-            let top = self.chunks.len() / CHUNK;
-            if top <= 1 || self.chunks.has_chunk(top - 1) {
-                break;
-            }
-            self.set_has_free(top - 1, false);
-            drop(self.chunks.pop_chunk());
-        }
+    fn deadline(&self) -> u64 {
+        self.time_next_packet
     }
 }
-
-#[derive(Clone, Copy)]
-struct FlowHead {
-    first: u32,
-    last: u32,
-}
-
-const EMPTY_HEAD: FlowHead = FlowHead {
-    first: NIL,
-    last: NIL,
-};
 
 #[derive(Clone, Copy)]
 struct PerBandFlows {
-    new_flows: FlowHead,
-    old_flows: FlowHead,
     credit: i32,
     /// Weight of the band: 576KB, 192KB, 64KB by default.
     quantum: i32,
@@ -364,28 +156,14 @@ struct PerBandFlows {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ListSel {
-    New,
-    Old,
+    New = 0,
+    Old = 1,
 }
 
-/// A flow that `lookup` found or made: its index, the flow and the
-/// configuration, borrowed apart from the rest of the qdisc.
-struct Found<'a> {
-    fi: u32,
-    f: &'a mut Flow,
-    cfg: &'a Config,
-    /// Made by this lookup.
-    created: bool,
-}
-
-/// The flow `fq_classify` gives a packet, as [`Found`], and what enqueue
-/// must do to it first.
-struct Classified<'a> {
-    fi: u32,
-    f: &'a mut Flow,
-    cfg: &'a Config,
-    /// Unthrottle the flow: its socket was freed and reallocated.
-    unthrottle: bool,
+/// A band's new or old list (C's `pband->new_flows`/`old_flows`).
+#[inline]
+fn list_of(band: usize, sel: ListSel) -> ListId {
+    ListId::new((band & BAND_MASK) << 1 | sel as usize)
 }
 
 /// The tunables, all set by attributes; copied whole so that a change is
@@ -418,22 +196,15 @@ pub struct FqSchedData {
     /// Fast path queue.
     internal: Flow,
     stat_fastpath_packets: u64,
-    arena: Arena,
-    fq_root: Buckets,
-    /// Throttled flows, a binary min-heap of flow indices; `delayed_len`
-    /// entries are used, the rest are spare (added with the arena's
-    /// chunks, one entry per flow).
-    delayed: ChunkVec<u32, HEAP_CHUNK, HEAP_LEAVES>,
-    delayed_len: usize,
-    throttle_seq: u64,
+    /// The flows with their chains (C's `fq_root`), lists and `delayed`
+    /// heap; its counts are C's `flows` and `throttled_flows`.
+    table: FlowTable<Flow>,
     time_next_delayed_flow: u64,
     unthrottle_latency_ns: u64,
     gc_age: Jiffies,
 
     band_pkt_count: [u32; BAND_SLOTS],
-    flows: u32,
     inactive_flows: u32,
-    throttled_flows: u32,
 
     stat_throttled: u64,
     stat_gc_flows: u64,
@@ -446,386 +217,20 @@ pub struct FqSchedData {
     stat_allocation_errors: u64,
 }
 
-/// Chain heads per chunk of [`Buckets::ext`] (2 KiB).
-const EXT_CHUNK: usize = 512;
-/// Leaves of [`Buckets::ext`]: 2 * 256 * 512 chains, one per flow the
-/// arena can hold.
-const EXT_LEAVES: usize = 2;
-
-/// The flow chains (C's `fq_root` rbtrees), a linear-hashing table that
-/// grows with the flows. It starts with 2^(`log` + 1) chains for
-/// `buckets` = 2^`log` (twice C's trees, in the memory of C's `rb_root`
-/// array: `u32` heads), allocated in process context. Each flow added
-/// beyond one per chain splits the next chain in turn in two, the new
-/// chain's head taken from `ext`, which grows by 2 KiB chunks; so a chain
-/// holds about one flow at any number of flows (lookup O(1) expected,
-/// where C's trees cost O(log n)), and no split needs more than an
-/// order-0 allocation. A split that cannot allocate is skipped: chains
-/// get longer, no flow is refused.
-struct Buckets {
-    /// The first chains.
-    base: KVVec<u32>,
-    /// The chains added by splits: chain `base.len() + i` is `ext[i]`.
-    ext: ChunkVec<u32, EXT_CHUNK, EXT_LEAVES>,
-    /// `n - 1` for the `n` chains of the current round (a power of two).
-    mask: usize,
-    /// The next chain to split; chains below it are split this round.
-    split: usize,
-}
-
-impl Buckets {
-    /// 2^(`log` + 1) empty chains (GFP_KERNEL: init and change only).
-    fn new(log: u8) -> Result<Self> {
-        let n = 1usize << log.wrapping_add(1);
-        Ok(Buckets {
-            base: KVVec::from_elem(NIL, n, flags::GFP_KERNEL)?,
-            ext: ChunkVec::new(),
-            mask: n - 1,
-            split: 0,
-        })
-    }
-
-    /// The number of chains.
-    fn len(&self) -> usize {
-        self.mask + 1 + self.split
-    }
-
-    /// The chain of flow key `key`.
-    #[inline]
-    fn chain_of(&self, key: usize) -> usize {
-        let h = flow_hash(key);
-        let b = h & self.mask;
-        if b < self.split {
-            h & (self.mask << 1 | 1)
-        } else {
-            b
-        }
-    }
-
-    #[inline]
-    fn head(&self, b: usize) -> u32 {
-        match self.base.get(b) {
-            Some(&h) => h,
-            None => *self.ext.get(b - self.base.len()),
-        }
-    }
-
-    #[inline]
-    fn set_head(&mut self, b: usize, fi: u32) {
-        match self.base.get_mut(b) {
-            Some(h) => *h = fi,
-            None => *self.ext.get_mut(b - self.base.len()) = fi,
-        }
-    }
-
-    /// Back to the first chains, all empty; the extension is freed.
-    fn clear(&mut self) {
-        self.base.iter_mut().for_each(|h| *h = NIL);
-        self.ext = ChunkVec::new();
-        self.mask = self.base.len() - 1;
-        self.split = 0;
-    }
-
-    /// Splits the next chain (GFP_ATOMIC: called from enqueue). Returns
-    /// `false` if no chain head could be had.
-    fn split_one(&mut self, arena: &mut Arena) -> bool {
-        let n = self.mask + 1;
-        let new = n + self.split;
-        if new - self.base.len() >= self.ext.len() {
-            let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
-            if self.ext.is_full() {
-                return false;
-            }
-            let Ok(chunk) = KBox::init(kernel::init::zeroed::<[u32; EXT_CHUNK]>(), gfp) else {
-                return false;
-            };
-            if self.ext.push_chunk(chunk, gfp).is_err() {
-                return false;
-            }
-        }
-        let old = self.split;
-        let wide = self.mask << 1 | 1;
-        let (mut keep, mut moved) = (NIL, NIL);
-        let mut cur = self.head(old);
-        while cur != NIL {
-            let f = arena.get_mut(cur);
-            let next = f.hnext;
-            if flow_hash(f.sk) & wide == new {
-                f.hnext = moved;
-                moved = cur;
-            } else {
-                f.hnext = keep;
-                keep = cur;
-            }
-            cur = next;
-        }
-        self.set_head(old, keep);
-        self.set_head(new, moved);
-        self.split += 1;
-        if self.split == n {
-            self.mask = wide;
-            self.split = 0;
-        }
-        true
-    }
+/// The allocation flags of flows and chains made under the qdisc's lock.
+#[inline]
+fn gfp_atomic() -> kernel::alloc::Flags {
+    flags::GFP_ATOMIC | flags::__GFP_NOWARN
 }
 
 impl FqSchedData {
+    /// Counts a throttled flow of `time_next_packet` (the rest of C's
+    /// `fq_flow_set_throttled()`, after [`kernel::flow_table::Front::throttle`]).
     #[inline]
-    fn head_mut(&mut self, band: usize, sel: ListSel) -> &mut FlowHead {
-        let pband = &mut self.band_flows[band & BAND_MASK];
-        match sel {
-            ListSel::New => &mut pband.new_flows,
-            ListSel::Old => &mut pband.old_flows,
-        }
-    }
-
-    /// Appends flow `fi` (never the internal one) to a list of its band.
-    #[inline]
-    fn fq_flow_add_tail(&mut self, fi: u32, sel: ListSel) {
-        let f = self.arena.get_mut(fi);
-        f.next = NIL;
-        let band = f.band as usize;
-        self.fq_flow_link_tail(fi, band, sel);
-    }
-
-    /// The list part of [`Self::fq_flow_add_tail`], for a caller that has
-    /// set the flow's `next` to `NIL` already.
-    #[inline]
-    fn fq_flow_link_tail(&mut self, fi: u32, band: usize, sel: ListSel) {
-        let pband = &mut self.band_flows[band & BAND_MASK];
-        let head = match sel {
-            ListSel::New => &mut pband.new_flows,
-            ListSel::Old => &mut pband.old_flows,
-        };
-        if head.first == NIL {
-            head.first = fi;
-        } else {
-            self.arena.get_mut(head.last).next = fi;
-        }
-        head.last = fi;
-    }
-
-    // --- the throttled flows: an indexed min-heap -------------------------
-
-    fn heap_key(&self, fi: u32) -> (u64, u64) {
-        let f = self.arena.get(fi);
-        (f.time_next_packet, f.throttle_seq)
-    }
-
-    #[inline]
-    fn heap_at(&self, pos: usize) -> u32 {
-        *self.delayed.get(pos)
-    }
-
-    fn heap_set(&mut self, pos: usize, fi: u32) {
-        *self.delayed.get_mut(pos) = fi;
-        self.arena.get_mut(fi).heap_pos = pos as u32;
-    }
-
-    fn heap_up(&mut self, mut pos: usize) {
-        let fi = self.heap_at(pos);
-        let key = self.heap_key(fi);
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let pi = self.heap_at(parent);
-            if self.heap_key(pi) <= key {
-                break;
-            }
-            self.heap_set(pos, pi);
-            pos = parent;
-        }
-        self.heap_set(pos, fi);
-    }
-
-    fn heap_down(&mut self, mut pos: usize) {
-        let fi = self.heap_at(pos);
-        let key = self.heap_key(fi);
-        loop {
-            let l = 2 * pos + 1;
-            if l >= self.delayed_len {
-                break;
-            }
-            let r = l + 1;
-            let c = if r < self.delayed_len
-                && self.heap_key(self.heap_at(r)) < self.heap_key(self.heap_at(l))
-            {
-                r
-            } else {
-                l
-            };
-            let ci = self.heap_at(c);
-            if key <= self.heap_key(ci) {
-                break;
-            }
-            self.heap_set(pos, ci);
-            pos = c;
-        }
-        self.heap_set(pos, fi);
-    }
-
-    fn heap_remove(&mut self, fi: u32) {
-        let pos = self.arena.get(fi).heap_pos as usize;
-        self.delayed_len = self.delayed_len.wrapping_sub(1);
-        let last = self.heap_at(self.delayed_len);
-        self.arena.get_mut(fi).heap_pos = NIL;
-        if pos < self.delayed_len {
-            self.heap_set(pos, last);
-            self.heap_down(pos);
-            let p = self.arena.get(last).heap_pos as usize;
-            self.heap_up(p);
-        }
-    }
-
-    fn fq_flow_unset_throttled(&mut self, fi: u32) {
-        self.heap_remove(fi);
-        self.throttled_flows = self.throttled_flows.wrapping_sub(1);
-        self.fq_flow_add_tail(fi, ListSel::Old);
-    }
-
-    fn fq_flow_set_throttled(&mut self, fi: u32) {
-        self.throttle_seq = self.throttle_seq.wrapping_add(1);
-        let seq = self.throttle_seq;
-        let f = self.arena.get_mut(fi);
-        f.throttle_seq = seq;
-        f.next = THROTTLED;
-        let tnp = f.time_next_packet;
-        // Room was reserved when the flow's chunk was added.
-        let pos = self.delayed_len;
-        self.delayed_len = self.delayed_len.wrapping_add(1);
-        self.heap_set(pos, fi);
-        self.heap_up(pos);
-        self.throttled_flows = self.throttled_flows.wrapping_add(1);
+    fn fq_flow_throttled(&mut self, time_next_packet: u64) {
         self.stat_throttled = self.stat_throttled.wrapping_add(1);
-        if self.time_next_delayed_flow > tnp {
-            self.time_next_delayed_flow = tnp;
-        }
-    }
-
-    // --- flows: lookup, allocation, gc ------------------------------------
-
-    fn fq_gc_candidate(&self, f: &Flow, now_j: Jiffies) -> bool {
-        f.detached && time_after(now_j, f.age.wrapping_add(self.gc_age))
-    }
-
-    /// Frees flow `fi` (collected) with the heap room the arena no longer
-    /// needs: the heap keeps one entry per flow the arena can hold.
-    fn fq_flow_free(&mut self, fi: u32) {
-        self.arena.release(fi);
-        while self.delayed.len() >= self.arena.capacity() + HEAP_CHUNK
-            && self.delayed.len() - HEAP_CHUNK >= self.delayed_len
-        {
-            drop(self.delayed.pop_chunk());
-        }
-    }
-
-    /// Grows the arena by one chunk, with heap room for all its flows
-    /// (GFP_ATOMIC: called from enqueue; each allocation at most a page).
-    fn grow(&mut self) -> Result {
-        // At its most flows: fail before allocating anything.
-        let back = self.arena.grow_slot()?;
-        let want = self.arena.capacity() + CHUNK;
-        if self.delayed.len() < want {
-            let gfp = flags::GFP_ATOMIC | flags::__GFP_NOWARN;
-            let chunk = KBox::init(kernel::init::zeroed::<[u32; HEAP_CHUNK]>(), gfp)?;
-            self.delayed.push_chunk(chunk, gfp)?;
-        }
-        self.arena.grow(back)
-    }
-
-    /// `fq_classify()` after the orphan handling: find the flow of `key` in
-    /// its bucket; if it is not there, or a flow to collect is met on the
-    /// way, [`Self::lookup_gc`] does the rest. Returns the flow's index,
-    /// the flow (the hit path looks its index up once) and whether it was
-    /// created; `None` if a new flow could not be allocated (counted).
-    #[inline]
-    fn lookup(&mut self, key: usize, own: Option<u32>) -> Option<Found<'_>> {
-        let b = self.fq_root.chain_of(key);
-        let mut cur = self.fq_root.head(b);
-        // jiffies is read only if an idle flow is met, as in C.
-        let mut now_j = None;
-        while cur != NIL {
-            let f = self.arena.get(cur);
-            if f.sk == key {
-                return Some(self.found(cur, false));
-            }
-            if f.detached && self.fq_gc_candidate(f, *now_j.get_or_insert_with(jiffies)) {
-                break;
-            }
-            cur = f.hnext;
-        }
-        self.lookup_gc(key, own, now_j.unwrap_or_else(jiffies))
-    }
-
-    /// The rest of [`Self::lookup`]: find or create the flow of `key`,
-    /// collecting idle flows met on the way.
-    #[inline(never)]
-    fn lookup_gc(&mut self, key: usize, own: Option<u32>, now_j: Jiffies) -> Option<Found<'_>> {
-        let b = self.fq_root.chain_of(key);
-        let mut prev = NIL;
-        let mut cur = self.fq_root.head(b);
-        let mut collected = 0;
-        while cur != NIL {
-            let f = self.arena.get(cur);
-            let hnext = f.hnext;
-            if f.sk == key {
-                return Some(self.found(cur, false));
-            }
-            if collected < FQ_GC_MAX && self.fq_gc_candidate(f, now_j) {
-                if prev == NIL {
-                    self.fq_root.set_head(b, hnext);
-                } else {
-                    self.arena.get_mut(prev).hnext = hnext;
-                }
-                self.fq_flow_free(cur);
-                collected += 1;
-                // C's u32/u64 counters, wrapping as C's do.
-                self.flows = self.flows.wrapping_sub(1);
-                self.inactive_flows = self.inactive_flows.wrapping_sub(1);
-                self.stat_gc_flows = self.stat_gc_flows.wrapping_add(1);
-            } else {
-                prev = cur;
-            }
-            cur = hnext;
-        }
-
-        let fi = match self.arena.alloc() {
-            Some(fi) => Some(fi),
-            None => self.grow().ok().and_then(|()| self.arena.alloc()),
-        };
-        let Some(fi) = fi else {
-            self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
-            return None;
-        };
-        self.flows = self.flows.wrapping_add(1);
-        self.inactive_flows = self.inactive_flows.wrapping_add(1);
-        // One chain more per flow beyond one a chain; the new flow is in
-        // none yet, and the key's chain is taken after the split.
-        let mut b = b;
-        if self.flows as usize > self.fq_root.len() && self.fq_root.split_one(&mut self.arena) {
-            b = self.fq_root.chain_of(key);
-        }
-        let head = self.fq_root.head(b);
-        self.fq_root.set_head(b, fi);
-        let found = self.found(fi, true);
-        let f = &mut *found.f;
-        f.detached = true;
-        f.age = now_j;
-        f.sk = key;
-        f.socket_hash = own.unwrap_or(0);
-        f.credit = found.cfg.initial_quantum as i32;
-        f.hnext = head;
-        Some(found)
-    }
-
-    /// Flow `fi` with the configuration, borrowed apart.
-    #[inline]
-    fn found(&mut self, fi: u32, created: bool) -> Found<'_> {
-        Found {
-            fi,
-            f: self.arena.get_mut(fi),
-            cfg: &self.cfg,
-            created,
+        if self.time_next_delayed_flow > time_next_packet {
+            self.time_next_delayed_flow = time_next_packet;
         }
     }
 
@@ -838,7 +243,8 @@ impl FqSchedData {
         if sch.qlen() != 0 {
             // Packets are queued, but the fast path may still be used if
             // none is eligible now (all scheduled later) or fast path ones.
-            if self.flows != self.inactive_flows.wrapping_add(self.throttled_flows) {
+            let idle = self.inactive_flows.wrapping_add(self.table.throttled_len());
+            if self.table.len() != idle {
                 return false;
             }
             // Keep Fair Queue mode under pressure.
@@ -861,16 +267,16 @@ impl FqSchedData {
         self.cfg.flow_max_rate == u64::MAX
     }
 
-    /// `fq_classify()`: the flow of `skb` (index, flow, configuration), or
-    /// `None` for the fast path queue (`&q->internal` in C). The flag asks
-    /// the caller to unthrottle the flow (its socket was reallocated).
+    /// The first part of `fq_classify()`: the flow key of `skb` and its
+    /// socket's hash (`None` for orphans), or `None` for the fast path
+    /// queue (`&q->internal` in C).
     #[inline]
-    fn fq_classify(
+    fn fq_classify_key(
         &mut self,
         sch: &Qdisc<Fq>,
         skb: &mut SkBuff,
         now: u64,
-    ) -> Option<Classified<'_>> {
+    ) -> Option<(usize, Option<u32>)> {
         // The state is read once (C reads it twice: `sk_listener()`, then
         // the test for TCP_CLOSE).
         let sock = skb.sock().map(|sk| (sk.addr(), sk.state(), sk.hash()));
@@ -900,45 +306,7 @@ impl FqSchedData {
             }
             return None;
         }
-
-        // From here on `f` and `cfg` borrow all of `self`: what needs more
-        // is left to the caller (the returned flag).
-        let Found {
-            fi,
-            f,
-            cfg,
-            created,
-        } = self.lookup(key, own_hash)?;
-        let mut unthrottle = false;
-        if created {
-            if own_hash.is_some() && cfg.rate_enable {
-                if let Some(sk) = skb.sock() {
-                    sk.set_pacing_status_fq();
-                }
-            }
-        } else if let Some(sk_hash) = own_hash {
-            // The socket may have been freed and reallocated: if its hash
-            // changed, it is a new flow in an old slot.
-            if f.socket_hash != sk_hash {
-                f.credit = cfg.initial_quantum as i32;
-                f.socket_hash = sk_hash;
-                if cfg.rate_enable {
-                    if let Some(sk) = skb.sock() {
-                        sk.set_pacing_status_fq();
-                    }
-                }
-                unthrottle = f.is_throttled();
-                // Before the unthrottle, which does not read it (C sets
-                // it after).
-                f.time_next_packet = 0;
-            }
-        }
-        Some(Classified {
-            fi,
-            f,
-            cfg,
-            unthrottle,
-        })
+        Some((key, own_hash))
     }
 
     /// `flow_queue_add()`.
@@ -967,29 +335,13 @@ impl FqSchedData {
             .wrapping_add(sample >> 3);
 
         self.time_next_delayed_flow = u64::MAX;
-        while self.delayed_len > 0 {
-            let fi = self.heap_at(0);
-            let tnp = self.arena.get(fi).time_next_packet;
-            if tnp > now {
-                self.time_next_delayed_flow = tnp;
+        while let Some(f) = self.table.first_throttled() {
+            if f.time_next_packet > now {
+                self.time_next_delayed_flow = f.time_next_packet;
                 break;
             }
-            self.fq_flow_unset_throttled(fi);
-        }
-    }
-
-    /// `fq_pband_head_select()`, with the list's first flow.
-    #[inline]
-    fn fq_pband_head_select(&self, band: usize) -> Option<(ListSel, u32)> {
-        let pband = &self.band_flows[band & BAND_MASK];
-        if pband.credit <= 0 {
-            None
-        } else if pband.new_flows.first != NIL {
-            Some((ListSel::New, pband.new_flows.first))
-        } else if pband.old_flows.first != NIL {
-            Some((ListSel::Old, pband.old_flows.first))
-        } else {
-            None
+            let band = f.band as usize;
+            f.unthrottle(list_of(band, ListSel::Old));
         }
     }
 
@@ -1012,7 +364,14 @@ impl FqSchedData {
         // `q->band_nr`, kept in a register for the loop.
         let mut band = self.band_nr;
         let skb = loop {
-            let Some((sel, fi)) = self.fq_pband_head_select(band) else {
+            // `fq_pband_head_select()`.
+            let new = list_of(band, ListSel::New);
+            let head = if self.band_flows[band & BAND_MASK].credit <= 0 {
+                None
+            } else {
+                self.table.front_of(new, list_of(band, ListSel::Old))
+            };
+            let Some(mut f) = head else {
                 // This band is done: move to the next with credit.
                 let mut found = false;
                 while {
@@ -1045,46 +404,41 @@ impl FqSchedData {
                 return None;
             };
             retry = 0;
-            // One lookup of the flow for all that follows (it is C's `f`).
-            let f = self.arena.get_mut(fi);
-            let next = f.next;
-            if f.credit <= 0 {
-                f.credit = f.credit.wrapping_add(self.cfg.quantum as i32);
-                f.next = NIL;
+            let from_new = f.list() == new;
+            // C's `f`; the handle `f` moves it between lists.
+            let fl: &mut Flow = &mut f;
+            if fl.credit <= 0 {
+                fl.credit = fl.credit.wrapping_add(self.cfg.quantum as i32);
                 // The old list of the flow's band, which a packet of
                 // another priority may have changed (as in C).
-                let fband = f.band as usize;
-                self.head_mut(band, sel).first = next;
-                self.fq_flow_link_tail(fi, fband, ListSel::Old);
+                let fband = fl.band as usize;
+                f.rotate(list_of(fband, ListSel::Old));
                 continue;
             }
 
-            let Some(front) = f.queue.peek(time_to_send_q) else {
+            let Some(front) = fl.queue.peek(time_to_send_q) else {
                 // Force a pass through old_flows to prevent starvation.
-                if sel == ListSel::New {
-                    f.next = NIL;
-                    let fband = f.band as usize;
-                    self.head_mut(band, sel).first = next;
-                    self.fq_flow_link_tail(fi, fband, ListSel::Old);
+                if from_new {
+                    let fband = fl.band as usize;
+                    f.rotate(list_of(fband, ListSel::Old));
                 } else {
-                    f.detached = true;
-                    f.age = jiffies();
-                    self.head_mut(band, sel).first = next;
+                    fl.age = jiffies();
+                    f.detach();
                 }
                 continue;
             };
-            let time_next_packet = core::cmp::max(front.key(), f.time_next_packet);
+            let time_next_packet = core::cmp::max(front.key(), fl.time_next_packet);
             if now < time_next_packet {
-                f.time_next_packet = time_next_packet;
-                self.head_mut(band, sel).first = next;
-                self.fq_flow_set_throttled(fi);
+                fl.time_next_packet = time_next_packet;
+                f.throttle();
+                self.fq_flow_throttled(time_next_packet);
                 continue;
             }
-            let Some(mut skb) = f.queue.pop(front) else {
+            let Some(mut skb) = fl.queue.pop(front) else {
                 continue;
             };
-            f.qlen = f.qlen.wrapping_sub(1);
-            if f.qlen == 0 {
+            fl.qlen = fl.qlen.wrapping_sub(1);
+            if fl.qlen == 0 {
                 self.inactive_flows = self.inactive_flows.wrapping_add(1);
             }
             if (now
@@ -1099,10 +453,10 @@ impl FqSchedData {
             *count = count.wrapping_sub(1);
 
             let plen = skb.qdisc_pkt_len();
-            f.credit = f.credit.wrapping_sub(plen as i32);
+            fl.credit = fl.credit.wrapping_sub(plen as i32);
             let pband = &mut self.band_flows[band & BAND_MASK];
             pband.credit = pband.credit.wrapping_sub(plen as i32);
-            if self.cfg.rate_enable && fq_pace(&self.cfg, f, &skb, plen, now) {
+            if self.cfg.rate_enable && fq_pace(&self.cfg, fl, &skb, plen, now) {
                 self.stat_pkts_too_long = self.stat_pkts_too_long.wrapping_add(1);
             }
             break skb;
@@ -1116,49 +470,26 @@ impl FqSchedData {
     fn fq_reset(&mut self) {
         self.internal.queue = SkbTimeQueue::new();
         self.internal.qlen = 0;
-        // Dropping the arena frees every flow and its packets.
-        self.arena = Arena::new();
-        self.fq_root.clear();
-        for i in 0..FQ_BANDS {
-            self.band_flows[i].new_flows = EMPTY_HEAD;
-            self.band_flows[i].old_flows = EMPTY_HEAD;
-            self.band_pkt_count[i] = 0;
-        }
-        self.delayed = ChunkVec::new();
-        self.delayed_len = 0;
-        self.flows = 0;
+        // Freeing the flows frees their packets.
+        self.table.clear();
+        self.band_pkt_count = [0; BAND_SLOTS];
         self.inactive_flows = 0;
-        self.throttled_flows = 0;
     }
 
-    /// `fq_rehash()`: move the flows to `new` buckets, dropping idle ones;
+    /// `fq_rehash()`: move the flows to `new` chains, dropping idle ones;
     /// returns the old ones, to be freed outside the lock.
-    fn fq_rehash(&mut self, mut new: Buckets, new_log: u8) -> Buckets {
+    fn fq_rehash(&mut self, new: Chains<Flow>, new_log: u8) -> Chains<Flow> {
         let now_j = jiffies();
-        let mut fcnt: u32 = 0;
-        for b in 0..self.fq_root.len() {
-            let mut cur = self.fq_root.head(b);
-            while cur != NIL {
-                let f = self.arena.get(cur);
-                let next = f.hnext;
-                if self.fq_gc_candidate(f, now_j) {
-                    self.fq_flow_free(cur);
-                    fcnt = fcnt.wrapping_add(1);
-                } else {
-                    let nb = new.chain_of(f.sk);
-                    self.arena.get_mut(cur).hnext = new.head(nb);
-                    new.set_head(nb, cur);
-                }
-                cur = next;
-            }
-        }
-        self.flows = self.flows.wrapping_sub(fcnt);
+        let gc_age = self.gc_age;
+        let (old, fcnt) = self.table.rehash(
+            new,
+            |f| time_after(now_j, f.age.wrapping_add(gc_age)),
+            gfp_atomic(),
+        );
         self.inactive_flows = self.inactive_flows.wrapping_sub(fcnt);
         self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(fcnt));
-        core::mem::swap(&mut self.fq_root, &mut new);
-        while self.flows as usize > self.fq_root.len() && self.fq_root.split_one(&mut self.arena) {}
         self.cfg.fq_trees_log = new_log;
-        new
+        old
     }
 }
 
@@ -1382,8 +713,6 @@ impl QdiscOps for Fq {
             None => defaults,
         };
         let band = PerBandFlows {
-            new_flows: EMPTY_HEAD,
-            old_flows: EMPTY_HEAD,
             credit: 0,
             quantum: 0,
         };
@@ -1391,20 +720,14 @@ impl QdiscOps for Fq {
             cfg,
             band_nr: 0,
             band_flows: [band; BAND_SLOTS],
-            internal: Flow::new(),
+            internal: Flow::new(0, 0, 0),
             stat_fastpath_packets: 0,
-            arena: Arena::new(),
-            fq_root: Buckets::new(cfg.fq_trees_log)?,
-            delayed: ChunkVec::new(),
-            delayed_len: 0,
-            throttle_seq: 0,
+            table: FlowTable::new(Chains::new(cfg.fq_trees_log, flags::GFP_KERNEL)?),
             time_next_delayed_flow: u64::MAX,
             unthrottle_latency_ns: 0,
             gc_age: msecs_to_jiffies(3000),
             band_pkt_count: [0; BAND_SLOTS],
-            flows: 0,
             inactive_flows: 0,
-            throttled_flows: 0,
             stat_throttled: 0,
             stat_gc_flows: 0,
             stat_band_drops: [0; BAND_SLOTS],
@@ -1453,22 +776,69 @@ impl QdiscOps for Fq {
             set_time_to_send(&mut skb, t);
         }
 
-        let Some(Classified {
-            fi,
-            mut f,
-            mut cfg,
-            unthrottle,
-        }) = q.fq_classify(sch, &mut skb, now)
-        else {
+        let Some((key, own_hash)) = q.fq_classify_key(sch, &mut skb, now) else {
             let (skb, status) = skb.queue();
             q.internal.qlen = q.internal.qlen.wrapping_add(1);
             FqSchedData::flow_queue_add(&mut q.internal, skb);
             return status;
         };
-        if unthrottle {
-            q.fq_flow_unset_throttled(fi);
-            Found { f, cfg, .. } = q.found(fi, false);
+
+        // The rest of `fq_classify()`: the flow of `key`, collecting idle
+        // flows met on the way; jiffies is read only if one is met, as in
+        // C.
+        let cfg = &q.cfg;
+        let gc_age = q.gc_age;
+        let mut now_j = None;
+        let Lookup {
+            flow,
+            created,
+            collected,
+        } = q.table.lookup(
+            key,
+            FQ_GC_MAX,
+            |f| {
+                time_after(
+                    *now_j.get_or_insert_with(jiffies),
+                    f.age.wrapping_add(gc_age),
+                )
+            },
+            || Flow::new(jiffies(), own_hash.unwrap_or(0), cfg.initial_quantum as i32),
+            gfp_atomic(),
+        );
+        // C's u32/u64 counters, wrapping as C's do.
+        q.inactive_flows = q.inactive_flows.wrapping_sub(collected);
+        q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
+        let Some(mut f) = flow else {
+            q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
+            let (skb, status) = skb.queue();
+            q.internal.qlen = q.internal.qlen.wrapping_add(1);
+            FqSchedData::flow_queue_add(&mut q.internal, skb);
+            return status;
+        };
+        if created {
+            q.inactive_flows = q.inactive_flows.wrapping_add(1);
+            if own_hash.is_some() && cfg.rate_enable {
+                if let Some(sk) = skb.sock() {
+                    sk.set_pacing_status_fq();
+                }
+            }
+        } else if let Some(sk_hash) = own_hash {
+            // The socket may have been freed and reallocated: if its hash
+            // changed, it is a new flow in an old slot.
+            if f.socket_hash != sk_hash {
+                f.credit = cfg.initial_quantum as i32;
+                f.socket_hash = sk_hash;
+                if cfg.rate_enable {
+                    if let Some(sk) = skb.sock() {
+                        sk.set_pacing_status_fq();
+                    }
+                }
+                let fband = f.band as usize;
+                f.unthrottle(list_of(fband, ListSel::Old));
+                f.time_next_packet = 0;
+            }
         }
+
         // C compares `int qlen` with `u32 flow_plimit` as unsigned.
         if f.qlen as u32 >= cfg.flow_plimit {
             q.stat_flows_plimit = q.stat_flows_plimit.wrapping_add(1);
@@ -1476,11 +846,9 @@ impl QdiscOps for Fq {
         }
         // As in C, a detached flow joins the new list of the band it had (0
         // for a new flow), not of this packet's band.
-        let old_band = f.band as usize;
-        let detached = f.detached;
-        if detached {
-            f.detached = false;
-            f.next = NIL;
+        if f.is_detached() {
+            let old_band = f.band as usize;
+            f.attach(list_of(old_band, ListSel::New));
             if time_after(jiffies(), f.age.wrapping_add(cfg.flow_refill_delay)) {
                 f.credit = core::cmp::max(f.credit as u32, cfg.quantum) as i32;
             }
@@ -1490,12 +858,9 @@ impl QdiscOps for Fq {
         f.qlen = f.qlen.wrapping_add(1);
         set_skb_band(&mut skb, band);
         let (skb, status) = skb.queue();
-        FqSchedData::flow_queue_add(f, skb);
+        FqSchedData::flow_queue_add(&mut f, skb);
         if was_empty {
             q.inactive_flows = q.inactive_flows.wrapping_sub(1);
-        }
-        if detached {
-            q.fq_flow_link_tail(fi, old_band, ListSel::New);
         }
         let count = &mut q.band_pkt_count[band as usize & BAND_MASK];
         *count = count.wrapping_add(1);
@@ -1516,7 +881,7 @@ impl QdiscOps for Fq {
         let old = sch.with_lock(|_, q| q.cfg);
         let cfg = fq_parse(opt, &old, extack)?;
         let new_root = if cfg.fq_trees_log != old.fq_trees_log {
-            Some(Buckets::new(cfg.fq_trees_log)?)
+            Some(Chains::new(cfg.fq_trees_log, flags::GFP_KERNEL)?)
         } else {
             None
         };
@@ -1585,9 +950,9 @@ impl QdiscOps for Fq {
                 .time_next_delayed_flow
                 .wrapping_add(q.cfg.timer_slack as u64)
                 .wrapping_sub(ktime_get_ns()) as i64,
-            flows: q.flows,
+            flows: q.table.len(),
             inactive_flows: q.inactive_flows,
-            throttled_flows: q.throttled_flows,
+            throttled_flows: q.table.throttled_len(),
             unthrottle_latency_ns: core::cmp::min(q.unthrottle_latency_ns, u32::MAX as u64) as u32,
             ce_mark: q.stat_ce_mark,
             horizon_drops: q.stat_horizon_drops,

@@ -10,8 +10,10 @@
 #   to its .text) fails in turn; each ends in an errno with the old
 #   configuration intact, or in success.
 # - flow creation in enqueue (atomic context, a new connected UDP socket a
-#   send, maxrate set so that no packet takes the fast path): every
-#   failure is an allocation error fq counts, the packet still sent.
+#   send, maxrate set so that no packet takes the fast path; the first
+#   allocation point of each send fails, but for one flow made half way):
+#   every failure is an allocation error fq counts, the packet still
+#   sent.
 # - module init (sch_fq_rs, tcp_tx_skb_cache with its sysctl table and
 #   static key, page_pool_rs with its hook): every allocation point of
 #   finit_module fails in turn, the loader's included (the init code is

@@ -3,7 +3,7 @@
 #
 # fq at scale: pktgen sends 65,536 packets from as many IPv4 source
 # addresses through fq on a dummy device (orphan_mask 2^20 - 1, so about
-# 63,500 distinct orphan flows: four pages of the Rust arena's chunk table),
+# 63,500 distinct orphan flows: 248 chunks of the Rust heap's entries),
 # Rust fq and then C fq. (pktgen makes about 450 packets a second in the
 # emulated debug kernel, so this takes about 150 s per side.) Flows are created in
 # enqueue, in atomic context. While pktgen runs, fail_page_alloc fails
