@@ -2,7 +2,9 @@
 
 //! A growable array in fixed chunks of at most half a page.
 //!
-//! [`ChunkVec`] holds the flows of a qdisc: it grows from atomic context
+//! [`ChunkVec`] holds a qdisc's per-flow arrays (a
+//! [`FlowTable`](crate::flow_table::FlowTable)'s heap of throttled flows
+//! and the heads of its chains): it grows from atomic context
 //! (enqueue) without a high-order allocation and without moving what it
 //! holds.
 
@@ -24,8 +26,8 @@ pub const CHUNKVEC_MAX_BYTES: usize = PAGE_SIZE / 2;
 /// them.
 pub const CHUNKVEC_LEAF: usize = CHUNKVEC_MAX_BYTES / size_of::<usize>();
 
-/// A growable array of `T` in chunks of `N` elements, for the flows of a
-/// qdisc. Growing it, even in atomic context (enqueue), allocates one chunk
+/// A growable array of `T` in chunks of `N` elements, for per-flow arrays
+/// of a qdisc. Growing it, even in atomic context (enqueue), allocates one chunk
 /// and, for every [`CHUNKVEC_LEAF`]th chunk, one leaf of the table: neither
 /// is larger than [`CHUNKVEC_MAX_BYTES`], so no push needs a high-order
 /// allocation, not even on a debugging kernel, and no push moves or copies

@@ -12,7 +12,8 @@
 
 use crate::{
     alloc::{Flags, KBox, KVVec},
-    chunk_vec::ChunkVec,
+    bindings,
+    chunk_vec::{ChunkVec, CHUNKVEC_MAX_BYTES},
     prelude::*,
 };
 use core::{
@@ -254,9 +255,9 @@ impl<T: FlowItem> Chains<T> {
 ///
 /// # Invariants
 ///
-/// - `len` nodes are live, each from `KBox::into_raw()` of a node the
-///   table owns, each in exactly one chain of `chains`, once; chains end
-///   in null, and hold nothing else.
+/// - `len` nodes are live, each an initialised `Node<T>` in memory from
+///   kmalloc that the table owns, each in exactly one chain of `chains`,
+///   once; chains end in null, and hold nothing else.
 /// - For each list `l`: `first` is null, or following `next` from it
 ///   visits only live nodes with `state == l` and ends at `last`, whose
 ///   `next` is null; every node with `state == l` is visited once.
@@ -446,8 +447,15 @@ impl<T: FlowItem> FlowTable<T> {
     /// The bytes of one flow's allocation.
     pub const NODE_SIZE: usize = size_of::<Node<T>>();
 
+    const NODE_OK: () = assert!(
+        size_of::<Node<T>>() <= CHUNKVEC_MAX_BYTES,
+        "FlowTable: a flow with its links is at most half a page"
+    );
+
     /// An empty table with `chains`.
     pub fn new(chains: Chains<T>) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::NODE_OK;
         Self {
             lists: core::array::from_fn(|_| List {
                 first: ptr::null_mut(),
@@ -649,9 +657,18 @@ impl<T: FlowItem> FlowTable<T> {
             let chunk = KBox::init(crate::init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp).ok()?;
             self.heap.push_chunk(chunk, gfp).ok()?;
         }
-        // Allocated first, so that the node is written in place.
-        let node = KBox::into_raw(KBox::<Node<T>>::new_uninit(gfp).ok()?).cast::<Node<T>>();
-        // SAFETY: `node` is a fresh allocation for a `Node<T>`, ours.
+        // Allocated first, so that the node is written in place; with
+        // kmalloc, as C's `kmem_cache_alloc()`, not through krealloc.
+        // SAFETY: Any size and flags may be asked for.
+        let node = unsafe { bindings::__kmalloc_noprof(size_of::<Node<T>>(), gfp.as_raw()) };
+        if node.is_null() {
+            return None;
+        }
+        // Its size is a multiple of its alignment, so kmalloc aligns it:
+        // at least to the largest power of two that divides the size.
+        let node = node.cast::<Node<T>>();
+        // SAFETY: `node` is a fresh allocation, large and aligned enough
+        // for a `Node<T>` (above), ours.
         unsafe {
             node.write(Node {
                 next: ptr::null_mut(),
@@ -687,13 +704,28 @@ impl<T: FlowItem> FlowTable<T> {
     /// `node` is a live node of the table that no chain, list, heap entry
     /// or reference names.
     unsafe fn free(&mut self, node: *mut Node<T>) {
-        // SAFETY: `node` came from `KBox::into_raw()` (type invariant) and
-        // nothing names it (caller): it is freed once.
-        drop(unsafe { KBox::from_raw(node) });
+        // SAFETY: `node` is live and nothing names it (caller): it is
+        // dropped and freed once.
+        unsafe { Self::drop_node(node) };
         self.len -= 1;
         // Less than two chunks of spare room (`heap_len <= len`).
         while self.heap.len() >= self.len as usize + 2 * PTR_CHUNK {
             drop(self.heap.pop_chunk());
+        }
+    }
+
+    /// Drops the value of `node` and frees it.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of the table that nothing will name again.
+    unsafe fn drop_node(node: *mut Node<T>) {
+        // SAFETY: The node is live, so initialised, and ours to drop
+        // (caller); it came from kmalloc (type invariant), and is freed
+        // once.
+        unsafe {
+            ptr::drop_in_place(node);
+            bindings::kfree(node.cast());
         }
     }
 
@@ -896,7 +928,7 @@ impl<T: FlowItem> FlowTable<T> {
                 // SAFETY: Each live node is in one chain, once, and the
                 // chains, lists and heap are emptied here before any
                 // other method runs: nothing will name it.
-                drop(unsafe { KBox::from_raw(cur) });
+                unsafe { Self::drop_node(cur) };
                 cur = next;
             }
         }
