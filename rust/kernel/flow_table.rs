@@ -565,14 +565,7 @@ impl<T: FlowItem> FlowTable<T> {
             // with the table's `&mut` no reference to one exists.
             let node = unsafe { &*cur };
             if node.key == key {
-                return Lookup {
-                    flow: Some(FlowMut {
-                        table: self,
-                        node: cur,
-                    }),
-                    created: false,
-                    collected: 0,
-                };
+                return self.found(cur, 0);
             }
             if max_collect > 0 && node.state == DETACHED && stale(&node.val) {
                 walked = false;
@@ -581,6 +574,17 @@ impl<T: FlowItem> FlowTable<T> {
             cur = node.hnext;
         }
         self.lookup_slow(key, h, max_collect, stale, make, gfp, walked)
+    }
+
+    /// What [`Self::lookup`] returns for `node`, found in its chain.
+    #[inline]
+    fn found(&mut self, node: *mut Node<T>, collected: u32) -> Lookup<'_, T> {
+        Lookup {
+            // INVARIANT: `node` is in a chain, so live.
+            flow: Some(FlowMut { table: self, node }),
+            created: false,
+            collected,
+        }
     }
 
     /// The rest of [`Self::lookup`] of `key`, whose hash is `h`: collect
@@ -611,14 +615,7 @@ impl<T: FlowItem> FlowTable<T> {
                 // SAFETY: A chain holds live nodes only (type invariant).
                 let node = unsafe { &mut *cur };
                 if node.key == key {
-                    return Lookup {
-                        flow: Some(FlowMut {
-                            table: self,
-                            node: cur,
-                        }),
-                        created: false,
-                        collected: collected as u32,
-                    };
+                    return self.found(cur, collected as u32);
                 }
                 if collected < max_collect && node.state == DETACHED && stale(&node.val) {
                     // SAFETY: As above; the node leaves its chain first.
