@@ -250,8 +250,9 @@ impl<T: FlowItem> Chains<T> {
 /// borrow for as long as it lives: while a handle exists, no other
 /// method of the table can run, so nothing can free the flow it names,
 /// and no handle outlives its callback. Flows are freed only inside
-/// [`Self::lookup`] (collected), [`Self::rehash`] and [`Self::clear`],
-/// which hold no handle and return none to a freed flow.
+/// [`Self::lookup`] (collected), [`Self::rehash`] and [`Self::clear`]
+/// (also when the table is dropped), which hold no handle and return none
+/// to a freed flow.
 ///
 /// # Invariants
 ///
@@ -657,7 +658,7 @@ impl<T: FlowItem> FlowTable<T> {
         // Allocated first, so that the node is written in place; with
         // kmalloc, as C's `kmem_cache_alloc()`, not through krealloc.
         // SAFETY: Any size and flags may be asked for.
-        let node = unsafe { bindings::__kmalloc_noprof(size_of::<Node<T>>(), gfp.as_raw()) };
+        let node = unsafe { bindings::kmalloc_flow(size_of::<Node<T>>(), gfp.as_raw()) };
         if node.is_null() {
             return None;
         }
