@@ -314,6 +314,16 @@ impl FqSchedData {
         f.queue.push(skb, time_to_send_q);
     }
 
+    /// Queues `skb` on the fast path queue (`&q->internal` in C): a packet
+    /// of no flow, or of a flow that could not be made.
+    #[inline]
+    fn internal_enqueue<'a>(internal: &mut Flow, skb: Incoming<'a, Fq>) -> XmitStatus<'a> {
+        let (skb, status) = skb.queue();
+        internal.qlen = internal.qlen.wrapping_add(1);
+        Self::flow_queue_add(internal, skb);
+        status
+    }
+
     /// `fq_check_throttled()`.
     #[inline]
     fn fq_check_throttled(&mut self, now: u64) {
@@ -777,10 +787,7 @@ impl QdiscOps for Fq {
         }
 
         let Some((key, own_hash)) = q.fq_classify_key(sch, &mut skb, now) else {
-            let (skb, status) = skb.queue();
-            q.internal.qlen = q.internal.qlen.wrapping_add(1);
-            FqSchedData::flow_queue_add(&mut q.internal, skb);
-            return status;
+            return FqSchedData::internal_enqueue(&mut q.internal, skb);
         };
 
         // The rest of `fq_classify()`: the flow of `key`, collecting idle
@@ -810,10 +817,7 @@ impl QdiscOps for Fq {
         q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
         let Some(mut f) = flow else {
             q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
-            let (skb, status) = skb.queue();
-            q.internal.qlen = q.internal.qlen.wrapping_add(1);
-            FqSchedData::flow_queue_add(&mut q.internal, skb);
-            return status;
+            return FqSchedData::internal_enqueue(&mut q.internal, skb);
         };
         if created {
             q.inactive_flows = q.inactive_flows.wrapping_add(1);

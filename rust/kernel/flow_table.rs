@@ -169,13 +169,11 @@ impl<T: FlowItem> Chains<T> {
         }
     }
 
-    /// Back to the first chains, all empty. The heads added by splits are
-    /// kept (emptied), so that nothing is freed under the caller's lock.
-    fn reset(&mut self) {
-        self.base.iter_mut().for_each(|h| *h = ptr::null_mut());
-        for i in 0..self.ext.len() {
-            *self.ext.get_mut(i) = ptr::null_mut();
-        }
+    /// Back to the first chains, once the caller has emptied every chain
+    /// (heads past the last chain were never written: null). The heads
+    /// added by splits stay allocated, so that nothing is freed under
+    /// the caller's lock.
+    fn rewind(&mut self) {
         self.mask = self.base.len() - 1;
         self.split = 0;
     }
@@ -910,7 +908,7 @@ impl<T: FlowItem> FlowTable<T> {
         }
         // INVARIANT: every live node moved to the new chains; the old
         // ones are handed back empty.
-        old.reset();
+        old.rewind();
         // SAFETY: The chains hold live nodes of this table only.
         while self.len as usize > self.chains.len() && unsafe { self.chains.split_one(gfp) } {}
         (old, freed)
@@ -931,7 +929,7 @@ impl<T: FlowItem> FlowTable<T> {
             }
         }
         // INVARIANT: no node is left; everything that named one is reset.
-        self.chains.reset();
+        self.chains.rewind();
         self.chains.ext = ChunkVec::new();
         for l in self.lists.iter_mut() {
             l.first = ptr::null_mut();
