@@ -32,7 +32,7 @@ use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
     self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
-use kernel::net::skbuff::{tcp_state, DropReason, SkBuff, SkbTimeQueue};
+use kernel::net::skbuff::{tcp_state, CeMark, DropReason, SkBuff, SkbTimeQueue};
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::time::{
@@ -103,6 +103,15 @@ fn skb_band(skb: &SkBuff) -> usize {
 
 fn set_skb_band(skb: &mut SkBuff, band: u8) {
     skb.qdisc_cb_mut::<FqSkbCb>().band = band;
+}
+
+/// The age of a flow that goes idle now (`fq_flow_set_detached()`):
+/// `jiffies | 1`, as C stores it (C's low bit tells an age from a tail
+/// pointer), so that refill and gc, which compare with it, act on the same
+/// jiffy as C's.
+#[inline]
+fn detached_age() -> Jiffies {
+    jiffies() | 1
 }
 
 /// A flow (C's `struct fq_flow` but for its links, which are the
@@ -432,7 +441,7 @@ impl FqSchedData {
                     let fband = fl.band as usize;
                     f.rotate(list_of(fband, ListSel::Old));
                 } else {
-                    fl.age = jiffies();
+                    fl.age = detached_age();
                     f.detach();
                 }
                 continue;
@@ -456,8 +465,12 @@ impl FqSchedData {
                 .wrapping_sub(self.cfg.ce_threshold) as i64)
                 > 0
             {
-                skb.set_ce();
-                self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
+                // C counts every packet past the threshold, marked or not
+                // ECN-capable; one left unmarked for its other users is
+                // not counted.
+                if skb.set_ce() != CeMark::Refused {
+                    self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
+                }
             }
             let count = &mut self.band_pkt_count[skb_band(&skb) & BAND_MASK];
             *count = count.wrapping_sub(1);
@@ -809,7 +822,7 @@ impl QdiscOps for Fq {
                     f.age.wrapping_add(gc_age),
                 )
             },
-            || Flow::new(jiffies(), own_hash.unwrap_or(0), cfg.initial_quantum as i32),
+            || Flow::new(detached_age(), own_hash.unwrap_or(0), cfg.initial_quantum as i32),
             gfp_atomic(),
         );
         // C's u32/u64 counters, wrapping as C's do.

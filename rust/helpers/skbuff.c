@@ -48,3 +48,29 @@ int rust_helper_INET_ECN_set_ce(struct sk_buff *skb)
 {
 	return INET_ECN_set_ce(skb);
 }
+
+/*
+ * Whether INET_ECN_set_ce() would write the packet's ECN field: an IPv4 or
+ * IPv6 header within the linear data, marked ECT(0) or ECT(1). Only reads.
+ */
+bool rust_helper_skb_ecn_settable(const struct sk_buff *skb)
+{
+	u8 ecn;
+
+	switch (skb_protocol(skb, true)) {
+	case cpu_to_be16(ETH_P_IP):
+		if (skb_network_header(skb) + sizeof(struct iphdr) > skb_tail_pointer(skb))
+			return false;
+		ecn = ip_hdr(skb)->tos;
+		break;
+	case cpu_to_be16(ETH_P_IPV6):
+		if (skb_network_header(skb) + sizeof(struct ipv6hdr) > skb_tail_pointer(skb))
+			return false;
+		ecn = ipv6_get_dsfield(ipv6_hdr(skb));
+		break;
+	default:
+		return false;
+	}
+	ecn &= INET_ECN_MASK;
+	return ecn == INET_ECN_ECT_0 || ecn == INET_ECN_ECT_1;
+}

@@ -23,6 +23,12 @@ if grep -E '^(warning|error)(\[|:)' "$log" >/dev/null; then
 	die "module build produced warnings (the kernel's Rust lints must be clean)" "$log"
 fi
 
+# The oracle-only fq builds read fq_vclock's clock (see vclock.sh).
+bash "$RSNET_TOP/tools/rsnet/vclock.sh" \
+	"$RSNET_TOP/tools/testing/selftests/rsnet/sch_fq_vt.ko" \
+	"$RSNET_TOP/net/sched/sch_fq_rs_vt.ko" >>"$log" 2>&1 ||
+	die "redirecting the oracle modules' clock failed" "$log"
+
 # The selftests' user-space helpers, run in the VM from the host's file
 # system (it is the VM's root).
 zc=$RSNET_TOP/tools/testing/selftests/rsnet/zc_xfer

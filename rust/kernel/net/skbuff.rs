@@ -73,6 +73,19 @@ pub enum DropReason {
     FqFlowLimit,
 }
 
+/// What [`SkBuff::set_ce`] did to a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CeMark {
+    /// Its ECN field was ECT(0) or ECT(1) and is now CE.
+    Marked,
+    /// Its ECN field is not one to mark (Not-ECT, already CE, or no IP
+    /// header): `INET_ECN_set_ce()` leaves it, in C as here.
+    Unchanged,
+    /// It is ECN-capable but was not marked: it has other users, or its
+    /// shared header could not be made private.
+    Refused,
+}
+
 impl DropReason {
     #[inline]
     pub(crate) fn as_raw(self) -> bindings::skb_drop_reason {
@@ -278,21 +291,28 @@ impl SkBuff {
     }
 
     /// Marks the packet Congestion Experienced if it is ECN-capable
-    /// (`INET_ECN_set_ce()`); returns whether it did.
+    /// (`INET_ECN_set_ce()`), and says what became of it.
     ///
     /// A header shared with a clone is first made private
     /// (`pskb_expand_head()`, as `skb_ensure_writable()` does); if that
     /// fails the packet is not marked. TCP's clones do not share their
     /// headers (`skb->nohdr`), so they are marked in place, as C does. An
-    /// skb with other users (`skb_shared()`), whose header
-    /// `pskb_expand_head()` must not replace, is not marked; C marks it in
-    /// place under the other users' feet.
+    /// ECN-capable skb with other users (`skb_shared()`), whose header
+    /// `pskb_expand_head()` must not replace, is not marked
+    /// ([`CeMark::Refused`]); C marks it in place under the other users'
+    /// feet.
     #[inline]
-    pub fn set_ce(&mut self) -> bool {
-        if self.is_shared() {
-            return false;
-        }
+    pub fn set_ce(&mut self) -> CeMark {
         let skb = self.as_ptr();
+        if self.is_shared() {
+            // SAFETY: The pointer is valid (type invariant); the helper
+            // only reads the header, which the other users may read too.
+            return if unsafe { bindings::skb_ecn_settable(skb) } {
+                CeMark::Refused
+            } else {
+                CeMark::Unchanged
+            };
+        }
         // SAFETY: The pointer is valid and we own the skb (invariant).
         if unsafe { bindings::skb_header_cloned(skb) } {
             let gfp = crate::alloc::flags::GFP_ATOMIC.as_raw();
@@ -300,14 +320,18 @@ impl SkBuff {
             // above): a header shared with clones is replaced by a private
             // copy of the head, the clones keeping the old one.
             if unsafe { bindings::pskb_expand_head(skb, 0, 0, gfp) } != 0 {
-                return false;
+                return CeMark::Refused;
             }
         }
         // SAFETY: The pointer is valid and, with the header not shared
         // (checked above), the bytes `INET_ECN_set_ce()` writes (the IP
         // header's ECN field, after checking it lies inside the linear
         // data) are ours.
-        unsafe { bindings::INET_ECN_set_ce(skb) != 0 }
+        if unsafe { bindings::INET_ECN_set_ce(skb) != 0 } {
+            CeMark::Marked
+        } else {
+            CeMark::Unchanged
+        }
     }
 
     /// Returns the qdisc's per-packet state in the control block.

@@ -1,88 +1,97 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fq_oracle: a differential oracle for the fq qdisc. It plays a seeded
- * pseudo-random script of operations on whichever module registered "fq"
- * (the C sch_fq or the Rust sch_fq_rs) and folds everything observable
- * into a hash per seed; fq_oracle.sh loads it once with each implementation
- * and compares the hashes. The script depends only on the seed, so equal
- * hashes mean equal observations.
+ * fq_oracle: a differential oracle for the fq qdisc, in virtual time. It
+ * plays a seeded pseudo-random script of operations on one of the two
+ * oracle-only builds of fq, C's (sch_fq_vt.ko, the tree's own
+ * net/sched/sch_fq.c) or Rust's (sch_fq_rs_vt.ko, net/sched/sch_fq_rs.rs),
+ * whose clock is fq_vclock.ko's: the script sets the time both read
+ * (ktime_get_ns() and jiffies) and fires the watchdog they arm. Everything
+ * observable is folded into a hash per seed; fq_oracle.sh loads the module
+ * once per implementation and compares the hashes. The script depends only
+ * on the seed, so equal hashes mean equal observations.
  *
- *   tc qdisc add dev D root fq		(D down: nothing else uses it)
- *   insmod fq_oracle.ko dev=D seed=S seeds=N ops=M [verbose=1] [perturb=K]
+ *   insmod fq_oracle.ko impl=c|rust dev=D seed=S seeds=N ops=M [verbose=1]
  *   cat /sys/kernel/debug/fq_oracle/report
- *	seed S ops M hash H enq E drops D leaked 0 ms T
+ *	seed S ops M hash H enq E drops D leaked 0 ms T ...
  *
- * For each seed the module makes a qdisc of its own with the root's ops
- * (qdisc_create_dflt(), options all default) on D's transmit queue, so the
- * root lock is that of D's root, and sets the time-safe base options
- * below. It then runs M operations:
+ * For each seed the module makes a qdisc with the implementation's ops
+ * (qdisc_create_dflt(), on D's transmit queue, D down: the root lock is
+ * that of D's root), sets a random base configuration, and runs M
+ * operations:
  *
  *  - enqueue of one skb, or a burst of up to 32 from one source: orphans
- *    (skb->sk NULL, skb_set_hash() from a small pool so flows collide
- *    under orphan_mask) or kernel TCP and UDP sockets in ESTABLISHED,
- *    LISTEN (orphaned by fq) or CLOSE (hashed by fq) state, some UDP ones
- *    with SO_MAX_PACING_RATE (never the fast path); pkt_len 1..64 KiB
- *    (the linear skb is at most 128 bytes: fq only reads qdisc_pkt_len()),
- *    some GSO (gso_segs counts in bstats); skb->priority of every band,
- *    TC_PRIO_CONTROL, and with bits above TC_PRIO_MAX; EDT tstamps 0, in
- *    the past, now, far ahead within the horizon, and beyond it (dropped
- *    or capped, by horizon_drop).
- *  - a run of up to 32 dequeues.
- *  - change (sch->ops->change under RTNL, as qdisc_change() calls it) of
- *    1..4 attributes: limit and flow_limit (lowered under backlog: change
- *    drops to the limit), quantum, initial_quantum, rate_enable,
- *    low_rate_threshold, maxrate (unlimited only), refill_delay, orphan_mask,
- *    ce_threshold, timer_slack, horizon, horizon_drop, priomap, weights,
- *    buckets; out-of-range values one at a time (an invalid attribute
- *    among valid ones only with partial=1, see below); attributes of a
- *    wrong length and of unknown type.
- *  - qdisc_reset() under the root lock; a socket's state or sk_hash
- *    changed (sk_hash: fq takes the socket for a new one).
+ *    (skb_set_hash() from a small pool, so flows collide under
+ *    orphan_mask) or kernel TCP and UDP sockets in ESTABLISHED, LISTEN
+ *    (orphaned by fq) or CLOSE (hashed by fq) state, with pacing rates
+ *    (sk_pacing_rate from 1 byte/s to 100 Gbit/s) and SO_MAX_PACING_RATE
+ *    (sk_max_pacing_rate); pkt_len 1..64 KiB, some GSO; every priority;
+ *    EDT tstamps 0, past, now, due within nanoseconds to seconds, at the
+ *    horizon's edge, and beyond it. The packets carry an IPv4 or IPv6
+ *    header with an ECN field.
+ *  - a run of up to 32 dequeues (as after a transmit).
+ *  - time advances by 1 ns to 10 s, often to just before, at or after a
+ *    due time (the armed watchdog's), a jiffy edge or the gc age. The
+ *    watchdog fires on the way when the time passes its expiry: at
+ *    expiry + slack, or anywhere in between (as hrtimer's range allows,
+ *    with another interrupt); the qdisc then dequeues until it returns
+ *    NULL, as qdisc_run() does.
+ *  - change (under RTNL, as qdisc_change() calls it) of 1..4 attributes:
+ *    limit and flow_limit (lowered under backlog), quantum,
+ *    initial_quantum, rate_enable, low_rate_threshold, maxrate (0 to line
+ *    rate), refill_delay (from 0), orphan_mask, ce_threshold (from 0),
+ *    timer_slack (0 to 4 s), horizon (near the tstamps in play),
+ *    horizon_drop, priomap, weights, buckets; out-of-range values one at a
+ *    time; attributes of a wrong length and of unknown type.
+ *  - qdisc_reset(); a socket's state, sk_hash, pacing rate or max pacing
+ *    rate changed.
  *
- * After every operation it observes and hashes: each dequeued skb's id
- * (skb->mark), each dropped skb's id and reason (tc_skb_cb()->drop_reason,
- * as qdisc_drop_reason() sets it, walking the enqueue's to_free list), the
- * ids change and reset freed (each skb carries a reference of ours:
- * the qdisc freed those left with one), the enqueue status, change's
- * errno, sch->q.qlen, sch->qstats, sch->bstats, every field of
- * tc_fq_qd_stats from ->dump_stats but time_next_delayed_flow and
- * unthrottle_latency_ns, each socket's sk_pacing_status, and the options
- * from ->dump (after each change).
+ * After every operation it observes: each dequeued skb's id, dequeue time
+ * (virtual), tstamp and ECN field; each dropped skb's id and drop reason;
+ * the ids change and reset freed; each watchdog request (expiry, slack,
+ * whether it rearmed the timer), the timer's state and counts, and each
+ * firing's time; the enqueue status, change's errno and options dump;
+ * sch->q.qlen, qstats, bstats; every field of tc_fq_qd_stats
+ * (time_next_delayed_flow and unthrottle_latency_ns included); each
+ * socket's sk_pacing_status.
  *
- * Time-independent by construction (the two runs happen at different
- * times and speeds; what is left out and why):
- *  - no pacing: maxrate stays unlimited and sockets keep sk_pacing_rate
- *    ~0UL, so no flow gets a time_next_packet from a rate;
- *  - EDT tstamps "ahead" are 100 s to 3000 s ahead, horizons 0 or 1000 s
- *    and more, at least 100 s from every tstamp, so whether a tstamp is
- *    beyond the horizon, where a capped one sorts, and that a throttled
- *    flow never becomes due (fq_check_throttled() never unthrottles) do
- *    not depend on when the script runs; "past" tstamps are before the
- *    seed's start, so they sort before every tstamp-0 packet;
- *  - flow_refill_delay 100 s or more (a refill depends on jiffies);
- *  - no gc: a seed must finish within 3 s (FQ_GC_AGE), checked (the
- *    seed is run again, and reported as "slow" if it never makes it);
- *  - ce_threshold 100 s or more: never marks;
- *  - time_next_delayed_flow and unthrottle_latency_ns are not compared.
+ * Skbs of connected sockets are often the qdisc's alone (no reference of
+ * ours), so that fq may mark them CE; a destructor tells when they are
+ * freed. The others carry a reference of ours, so their frees are seen;
+ * fq must not write into such a shared skb, so they are never ECN-capable
+ * (see "shared" below).
  *
- * partial=1 adds changes that carry one invalid value (buckets,
- * rate_enable, priomap, weights) among valid attributes: C's fq_change()
- * applies the valid ones that come before (and most after) the invalid one
- * and still drops to the limit before it returns the error; the other may
- * refuse the whole change. perturb=K folds one extra word into the hash at
- * operation K of every seed (the driver's self-check). verbose=1 writes
- * the observation stream with each operation's hash to the report.
+ * gc: C keeps each bucket's flows in an rbtree and collects idle flows met
+ * on the search path; sch_fq_rs keeps chains of a linear-hashing table and
+ * collects idle flows met on the chain. Which idle flows a lookup collects
+ * differs by construction, so the script never looks up a flow that may
+ * have been collected: time runs in epochs, and once the clock has moved
+ * fq's gc age (3 s) past an epoch's start, a new epoch begins with new
+ * sockets and new orphan hashes (orphan_mask keeps its low 10 bits from
+ * the second epoch on). Until the first epoch ends, and after each rehash
+ * (which collects every idle flow in both), flows, inactive_flows and
+ * gc_flows are compared as they are; otherwise the active flows (flows -
+ * inactive_flows) and the flows made so far (flows + gc_flows + the flows
+ * each reset freed) are, and gc_flows must not fall.
  *
- * ooo=N replaces the seeds by two runs of one flow (a connected UDP
- * socket out of the fast path, flow_limit and limit N) fed N skbs whose
- * EDTs defeat a walk of the flow's list: "late" enqueues one skb with the
- * latest time first and then ascending times below it, "rand" random
- * times. All times are in the past, so a dequeue never waits: each run
- * dequeues everything and reports
- *	ooo late n N deq D unordered U drops X hash H ns0 A ns1 B
- * where U counts dequeued skbs with an EDT below the one before, H folds
- * the dequeued ids, and A and B are the mean enqueue cost (ns) of the
- * first and the last tenth of the skbs.
+ * partial=1 adds changes that carry one invalid value among valid
+ * attributes: C's fq_change() applies the valid ones and still drops to
+ * the limit before it returns the error; sch_fq_rs applies nothing.
+ * shared=1 makes every referenced skb ECN-capable: C marks them in place,
+ * sch_fq_rs leaves them unmarked and uncounted (documented difference).
+ * perturb=K is the driver's self-check: with perturb_what=op (default) an
+ * extra word is folded in at operation K; with deq or wd the first dequeue
+ * time or watchdog slack observed from operation K on is changed by one,
+ * and the report says where ("perturbed at op N").
+ * verbose=1 writes the observation stream with each operation's hash.
+ *
+ * ooo=N replaces the seeds by two runs of one flow fed N skbs whose EDTs
+ * defeat a walk of the flow's list (see run_ooo()).
+ *
+ * slackexp=MS replaces the seeds by the timer_slack experiment of Linux's
+ * "net_sched: sch_fq: enable use of hrtimer slack": exp_flows paced
+ * sockets (1,000 packets/s each, random phases), always backlogged, for
+ * MS virtual milliseconds, the watchdog firing at expiry + slack; it
+ * reports the firings for timer_slack 0, 10 us and 100 us.
  *
  * Init returns 0 once the report is written (rmmod the module after
  * reading it), or a negative errno.
@@ -90,6 +99,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/net.h>
@@ -101,14 +112,21 @@
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <net/gen_stats.h>
+#include <net/inet_ecn.h>
+#include <net/ipv6.h>
 #include <net/netlink.h>
 #include <net/sch_generic.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
+#include "fq_vclock.h"
+
+static char *impl = "c";
+module_param(impl, charp, 0444);
+MODULE_PARM_DESC(impl, "c (sch_fq_vt) or rust (sch_fq_rs_vt)");
 
 static char *dev = "fqo0";
 module_param(dev, charp, 0444);
-MODULE_PARM_DESC(dev, "device whose root qdisc is fq (down)");
+MODULE_PARM_DESC(dev, "a down device for the qdiscs' transmit queue");
 
 static ulong seed = 1;
 module_param(seed, ulong, 0444);
@@ -128,15 +146,31 @@ MODULE_PARM_DESC(verbose, "write the observation stream to the report");
 
 static uint perturb;
 module_param(perturb, uint, 0444);
-MODULE_PARM_DESC(perturb, "self-check: perturb the hash at operation K (1-based) of each seed");
+MODULE_PARM_DESC(perturb, "self-check: perturb one observation from operation K (1-based) on");
+
+static char *perturb_what = "op";
+module_param(perturb_what, charp, 0444);
+MODULE_PARM_DESC(perturb_what, "what perturb changes: op (an extra word), deq (a dequeue time), wd (a watchdog slack)");
 
 static bool partial;
 module_param(partial, bool, 0444);
 MODULE_PARM_DESC(partial, "also changes with one invalid value among valid ones");
 
+static bool shared;
+module_param(shared, bool, 0444);
+MODULE_PARM_DESC(shared, "referenced (shared) skbs are ECN-capable too");
+
 static uint ooo;
 module_param(ooo, uint, 0444);
 MODULE_PARM_DESC(ooo, "instead of seeds: one flow fed this many skbs out of time order");
+
+static uint slackexp;
+module_param(slackexp, uint, 0444);
+MODULE_PARM_DESC(slackexp, "instead of seeds: the timer_slack experiment, this many virtual ms");
+
+static uint exp_flows = 1000;
+module_param(exp_flows, uint, 0444);
+MODULE_PARM_DESC(exp_flows, "flows of the timer_slack experiment (default 1000)");
 
 #define OR_MAX_OPS	20000
 #define OR_BURST	32
@@ -144,19 +178,24 @@ MODULE_PARM_DESC(ooo, "instead of seeds: one flow fed this many skbs out of time
 #define OR_UDP		4
 #define OR_SOCKS	(OR_TCP + OR_UDP)
 #define OR_HASHES	48
+#define OR_EPOCHS	21	/* OR_HASHES * OR_EPOCHS orphan hashes < 1024 */
 #define OR_LINEAR	128
-#define OR_TRIES	3
 #define OR_REPORT	(64 << 10)
 #define OR_REPORT_V	(8 << 20)
-/*
- * No flow can be garbage collected during a seed shorter than FQ_GC_AGE
- * (3 s): fq collects a flow when jiffies > age + 3 s, and a flow's age is
- * set (jiffies | 1) when it goes idle, after the seed started.
- */
-#define OR_MAX_JIFFIES	(3 * HZ)
+#define OR_FIRE_RUN	1024	/* dequeues per watchdog firing, at most */
+#define OR_FIRES	100000	/* firings per advance, at most */
 
 #define NS		1000000000ULL
 #define US		1000000U	/* a second in usec, for attributes */
+#define JIFFY_NS	(NSEC_PER_SEC / HZ)
+#define FQ_GC_AGE_J	(3 * HZ)	/* sch_fq.c's FQ_GC_AGE */
+#define LINE_RATE	12500000000ULL	/* 100 Gbit/s in bytes/s */
+
+/* o->flags[id] */
+#define OR_UNREF	1	/* the qdisc's alone: freed by its destructor */
+#define OR_FREED	2	/* that destructor ran */
+#define OR_SEEN		4	/* its fate was observed */
+#define OR_V6		8
 
 struct oracle {
 	/* the run */
@@ -164,17 +203,29 @@ struct oracle {
 	const struct Qdisc_ops *fq_ops;
 	struct Qdisc *sch;
 	spinlock_t *root_lock;
-	struct socket *socks[OR_SOCKS];
+	struct socket *socks[OR_EPOCHS][OR_SOCKS];
+	u32 epoch;
 	struct sk_buff *scratch;	/* dumps */
-	struct sk_buff **skbs;		/* by id: queued, with our reference */
+	struct sk_buff **skbs;		/* by id: queued */
+	u8 *flags;			/* by id: OR_* */
 	u32 nskbs, max_skbs;
 	u64 rng;
 	u64 hash;
-	u64 base;			/* ktime at the seed's start */
-	u32 hashes[OR_HASHES];
+	u32 hash_hi[OR_HASHES];
 	u32 op;
+	/* virtual time */
+	u64 now, nsbase;
+	unsigned long jbase, epoch_j;
+	u64 requests;			/* watchdog requests seen */
+	/* what the script follows of the configuration (from the dumps) */
+	u32 orphan_mask, buckets_log, timer_slack, horizon_us, refill_us;
+	/* gc (see the header) */
+	bool gc_exact;
+	u64 reset_flows, last_flows, last_gc;
+	/* the self-check */
+	bool perturbed;
 	/* counts for the summary line */
-	u32 enq, drops;
+	u32 enq, drops, fires, advances, epochs;
 	/* the report */
 	char *buf;
 	size_t len, size;
@@ -184,6 +235,8 @@ struct oracle {
 static struct dentry *or_dir;
 static char *or_report;
 static size_t or_report_len;
+/* The run, for the destructor of the qdisc's own skbs. */
+static struct oracle *or_cur;
 
 static __printf(2, 3) void rep(struct oracle *o, const char *fmt, ...)
 {
@@ -223,6 +276,14 @@ static bool chance(struct oracle *o, u32 percent)
 	return below(o, 100) < percent;
 }
 
+/* A value spread evenly over the powers of two up to 2^bits. */
+static u64 log_uniform(struct oracle *o, u32 bits)
+{
+	u32 b = below(o, bits + 1);
+
+	return b ? (1ULL << (b - 1)) + (rnd(o) & ((1ULL << (b - 1)) - 1)) : 0;
+}
+
 static void fold(struct oracle *o, u64 v)
 {
 	o->hash = (o->hash ^ (v * 0x9e3779b97f4a7c15ULL));
@@ -256,9 +317,35 @@ static void fold_bytes(struct oracle *o, const void *p, size_t n)
 		rep(o, "%u %c " fmt "\n", (o)->op, tag, ##__VA_ARGS__);	\
 } while (0)
 
-static void oracle_skb_destructor(struct sk_buff *skb)
+/*
+ * The self-check: @v, changed by one if this is the first observation of
+ * its kind from operation @perturb on.
+ */
+static u64 perturbed(struct oracle *o, const char *what, u64 v)
 {
-	/* Only there for skb_orphan(): the sockets are ours, unreferenced. */
+	if (!perturb || o->perturbed || o->op < perturb || strcmp(perturb_what, what))
+		return v;
+	o->perturbed = true;
+	rep(o, "perturbed at op %u (%s)\n", o->op, what);
+	return v + 1;
+}
+
+/* --- the virtual clock ------------------------------------------------ */
+
+static unsigned long o_jiffies(struct oracle *o, u64 ns)
+{
+	return o->jbase + (unsigned long)div_u64(ns - o->nsbase, JIFFY_NS);
+}
+
+static void clock_set(struct oracle *o, u64 ns)
+{
+	o->now = ns;
+	fq_vclock_set(ns, o_jiffies(o, ns));
+}
+
+static u64 rel(struct oracle *o, u64 t)
+{
+	return t - o->nsbase;
 }
 
 /* --- sockets -------------------------------------------------------- */
@@ -266,48 +353,113 @@ static void oracle_skb_destructor(struct sk_buff *skb)
 static const int tcp_states[] = { TCP_ESTABLISHED, TCP_LISTEN, TCP_CLOSE };
 static const int udp_states[] = { TCP_ESTABLISHED, TCP_CLOSE };
 
-static void socks_free(struct oracle *o)
+static void oracle_sock_destructor(struct sk_buff *skb)
 {
-	int i;
+	/* Only there for skb_orphan(): the sockets are ours, unreferenced. */
+}
 
-	for (i = 0; i < OR_SOCKS; i++) {
-		if (!o->socks[i])
-			continue;
-		/* Unhashed, never connected: closing does nothing else. */
-		o->socks[i]->sk->sk_state = TCP_CLOSE;
-		sock_release(o->socks[i]);
-		o->socks[i] = NULL;
+/* The destructor of a skb that is the qdisc's alone: it is being freed. */
+static void oracle_track_destructor(struct sk_buff *skb)
+{
+	struct oracle *o = or_cur;
+	u32 id = skb->mark;
+
+	if (o && id < o->nskbs && o->skbs[id] == skb) {
+		o->skbs[id] = NULL;
+		o->flags[id] |= OR_FREED;
 	}
 }
 
-static int socks_alloc(struct oracle *o)
+static void socks_free(struct oracle *o)
+{
+	int e, i;
+
+	for (e = 0; e < OR_EPOCHS; e++) {
+		for (i = 0; i < OR_SOCKS; i++) {
+			struct socket *sock = o->socks[e][i];
+
+			if (!sock)
+				continue;
+			/* Unhashed, never connected: closing does nothing else. */
+			sock->sk->sk_state = TCP_CLOSE;
+			sock_release(sock);
+			o->socks[e][i] = NULL;
+		}
+	}
+}
+
+static u64 pick_rate(struct oracle *o)
+{
+	switch (below(o, 6)) {
+	case 0:
+		return ~0UL;
+	case 1:
+		return 1 + below(o, 1000);
+	case 2:
+		return LINE_RATE;
+	default:
+		return 1 + log_uniform(o, 34) % LINE_RATE;
+	}
+}
+
+/* Sockets of epoch @e: new addresses, so new flows (see the header). */
+static int socks_alloc(struct oracle *o, u32 e)
 {
 	int i, err;
 
 	for (i = 0; i < OR_SOCKS; i++) {
 		bool tcp = i < OR_TCP;
+		struct socket *sock;
 		struct sock *sk;
 
 		err = sock_create_kern(&init_net, AF_INET,
 				       tcp ? SOCK_STREAM : SOCK_DGRAM,
-				       tcp ? IPPROTO_TCP : IPPROTO_UDP,
-				       &o->socks[i]);
-		if (err) {
-			o->socks[i] = NULL;
+				       tcp ? IPPROTO_TCP : IPPROTO_UDP, &sock);
+		if (err)
 			return err;
-		}
-		sk = o->socks[i]->sk;
+		o->socks[e][i] = sock;
+		sk = sock->sk;
 		/* Nothing else sees these sockets: fq only reads them. */
 		sk->sk_state = tcp ? tcp_states[below(o, 3)] : udp_states[below(o, 2)];
 		sk->sk_hash = rnd(o);
-		/* Out of the fast path, without pacing (sk_pacing_rate stays). */
-		if (!tcp && i >= OR_SOCKS - 2)
-			sk->sk_max_pacing_rate = 125000;
+		if (chance(o, 50))
+			sk->sk_pacing_rate = pick_rate(o);
+		if (!tcp && chance(o, 30))
+			sk->sk_max_pacing_rate = pick_rate(o);
 	}
 	return 0;
 }
 
+static struct sock *sock_of(struct oracle *o, u32 i)
+{
+	return o->socks[o->epoch][i]->sk;
+}
+
 /* --- observing the qdisc ------------------------------------------- */
+
+static void observe_timer(struct oracle *o)
+{
+	struct fq_vclock_timer t;
+
+	fq_vclock_timer_read(&t);
+	obs(o, 't', "armed %llu soft %llu hard %llu requests %llu programs %llu cancels %llu fires %llu",
+	    (u64)t.armed, t.armed ? rel(o, t.soft) : 0, t.armed ? rel(o, t.hard) : 0,
+	    t.requests, t.programs, t.cancels, t.fires);
+}
+
+/* A watchdog request of the last dequeue, if it made one. */
+static void observe_request(struct oracle *o)
+{
+	struct fq_vclock_timer t;
+
+	fq_vclock_timer_read(&t);
+	if (t.requests == o->requests)
+		return;
+	o->requests = t.requests;
+	obs(o, 'w', "expires %llu slack %llu armed %llu",
+	    rel(o, t.req_expires), perturbed(o, "wd", t.req_slack),
+	    t.armed ? rel(o, t.soft) : 0);
+}
 
 static void observe_counters(struct oracle *o)
 {
@@ -327,17 +479,17 @@ static void observe_counters(struct oracle *o)
 	packets = u64_stats_read(&sch->bstats.packets);
 	spin_unlock_bh(o->root_lock);
 	for (i = 0; i < OR_SOCKS; i++)
-		pacing |= (READ_ONCE(o->socks[i]->sk->sk_pacing_status) & 3) << (2 * i);
+		pacing |= (READ_ONCE(sock_of(o, i)->sk_pacing_status) & 3) << (2 * i);
 	obs(o, 'q', "qlen %llu backlog %llu drops %llu overlimits %llu requeues %llu bytes %llu packets %llu pacing %llx",
 	    (u64)qlen, (u64)backlog, (u64)drops, (u64)overlimits,
 	    (u64)requeues, bytes, packets, (u64)pacing);
+	observe_timer(o);
 }
 
-static int observe_xstats(struct oracle *o)
+static int read_xstats(struct oracle *o, struct tc_fq_qd_stats *st)
 {
-	struct tc_fq_qd_stats st;
-	struct gnet_dump d;
 	struct nlattr *nest, *a;
+	struct gnet_dump d;
 	bool found = false;
 	int rem, err;
 
@@ -354,26 +506,52 @@ static int observe_xstats(struct oracle *o)
 		return -EMSGSIZE;
 	nest = (struct nlattr *)o->scratch->data;
 	nla_for_each_nested(a, nest, rem) {
-		if (nla_type(a) == TCA_STATS_APP && nla_len(a) == sizeof(st)) {
-			memcpy(&st, nla_data(a), sizeof(st));
+		if (nla_type(a) == TCA_STATS_APP && nla_len(a) == sizeof(*st)) {
+			memcpy(st, nla_data(a), sizeof(*st));
 			found = true;
 		}
 	}
-	if (!found)
-		return -ENODATA;
-	/* Time-dependent: when the first throttled flow is due, EWMA. */
-	st.time_next_delayed_flow = 0;
-	st.unthrottle_latency_ns = 0;
-	fold_bytes(o, &st, sizeof(st));
+	return found ? 0 : -ENODATA;
+}
+
+static int observe_xstats(struct oracle *o)
+{
+	struct tc_fq_qd_stats st;
+	u64 flows, gc;
+	int err;
+
+	err = read_xstats(o, &st);
+	if (err)
+		return err;
+	flows = st.flows;
+	gc = st.gc_flows;
+	if (gc < o->last_gc)
+		obs(o, '?', "gc_flows fell from %llu to %llu", o->last_gc, gc);
+	/*
+	 * Which idle flows gc has collected may differ (see the header):
+	 * gc_flows is compared as the flows made so far, and the flows as
+	 * they are only while no flow may have been collected by one
+	 * implementation and not the other.
+	 */
+	st.gc_flows = flows + gc + o->reset_flows;
+	if (!o->gc_exact) {
+		st.flows = st.flows - st.inactive_flows;
+		st.inactive_flows = 0;
+	}
+	o->last_flows = flows;
+	o->last_gc = gc;
 	if (verbose)
-		rep(o, "%u x flows %u inactive %u throttled_flows %u throttled %llu gc %llu fastpath %llu flows_plimit %llu too_long %llu alloc_err %llu ce %llu hdrops %llu hcaps %llu band_drops %llu/%llu/%llu band_pkts %u/%u/%u\n",
+		rep(o, "%u x flows %u inactive %u throttled_flows %u throttled %llu gc %llu fastpath %llu flows_plimit %llu too_long %llu alloc_err %llu ce %llu hdrops %llu hcaps %llu band_drops %llu/%llu/%llu band_pkts %u/%u/%u next %lld latency %u%s\n",
 		    o->op, st.flows, st.inactive_flows, st.throttled_flows,
 		    st.throttled, st.gc_flows, st.fastpath_packets,
 		    st.flows_plimit, st.pkts_too_long, st.allocation_errors,
 		    st.ce_mark, st.horizon_drops, st.horizon_caps,
 		    st.band_drops[0], st.band_drops[1], st.band_drops[2],
 		    st.band_pkt_count[0], st.band_pkt_count[1],
-		    st.band_pkt_count[2]);
+		    st.band_pkt_count[2], st.time_next_delayed_flow,
+		    st.unthrottle_latency_ns, o->gc_exact ? " (gc: compared as made)" :
+		    " (gc: compared as active, made)");
+	fold_bytes(o, &st, sizeof(st));
 	return 0;
 }
 
@@ -388,9 +566,33 @@ static int observe_options(struct oracle *o)
 	if (len < 0)
 		return -EMSGSIZE;
 	fold_bytes(o, o->scratch->data, o->scratch->len);
+	nest = (struct nlattr *)o->scratch->data;
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_len(a) != 4)
+			continue;
+		switch (nla_type(a)) {
+		case TCA_FQ_ORPHAN_MASK:
+			o->orphan_mask = nla_get_u32(a);
+			break;
+		case TCA_FQ_BUCKETS_LOG:
+			if (o->buckets_log != nla_get_u32(a))
+				/* Rehashed: every idle flow collected, in both. */
+				o->gc_exact = true;
+			o->buckets_log = nla_get_u32(a);
+			break;
+		case TCA_FQ_TIMER_SLACK:
+			o->timer_slack = nla_get_u32(a);
+			break;
+		case TCA_FQ_HORIZON:
+			o->horizon_us = nla_get_u32(a);
+			break;
+		case TCA_FQ_FLOW_REFILL_DELAY:
+			o->refill_us = nla_get_u32(a);
+			break;
+		}
+	}
 	if (!verbose)
 		return 0;
-	nest = (struct nlattr *)o->scratch->data;
 	rep(o, "%u o", o->op);
 	nla_for_each_nested(a, nest, rem) {
 		if (nla_len(a) == 4)
@@ -413,6 +615,13 @@ static void observe_freed(struct oracle *o, char tag)
 	for (id = 0; id < o->nskbs; id++) {
 		struct sk_buff *skb = o->skbs[id];
 
+		if (o->flags[id] & OR_UNREF) {
+			if ((o->flags[id] & (OR_FREED | OR_SEEN)) == OR_FREED) {
+				obs(o, tag, "freed %llu", (u64)id);
+				o->flags[id] |= OR_SEEN;
+			}
+			continue;
+		}
 		if (!skb || refcount_read(&skb->users) != 1)
 			continue;
 		obs(o, tag, "freed %llu", (u64)id);
@@ -420,6 +629,35 @@ static void observe_freed(struct oracle *o, char tag)
 		skb_mark_not_on_list(skb);
 		kfree_skb(skb);
 	}
+}
+
+/* The ECN field of @skb's IP header. */
+static u32 skb_ecn(struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		return ip_hdr(skb)->tos & INET_ECN_MASK;
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_get_dsfield(ipv6_hdr(skb)) & INET_ECN_MASK;
+	return 4;
+}
+
+/* @skb, dequeued or dropped: ours again, observed, then freed. */
+static void skb_done(struct oracle *o, struct sk_buff *skb)
+{
+	u32 id = skb->mark;
+
+	skb_mark_not_on_list(skb);
+	if (id < o->nskbs && o->skbs[id] == skb) {
+		o->flags[id] |= OR_SEEN;
+		if (!(o->flags[id] & OR_UNREF)) {
+			o->skbs[id] = NULL;
+			kfree_skb(skb);		/* ours */
+		}
+	} else {
+		/* Not one of ours, or twice: the hash says so. */
+		obs(o, '?', "stray %llu", (u64)id);
+	}
+	kfree_skb(skb);				/* the qdisc's */
 }
 
 /* --- operations ------------------------------------------------------ */
@@ -451,30 +689,38 @@ static u32 pick_prio(struct oracle *o)
 	}
 }
 
-/* skb->tstamp: 0, past, now, ahead (within some horizons), beyond all. */
+/*
+ * skb->tstamp: 0, past, now, due soon, due later, at the horizon's edge
+ * (as the script last saw it), beyond every horizon.
+ */
 static s64 pick_tstamp(struct oracle *o, u32 *cls)
 {
-	static const u64 ahead[] = { 100 * NS, 500 * NS, 1500 * NS, 3000 * NS };
+	u64 now = o->now, h = (u64)o->horizon_us * NSEC_PER_USEC;
 
 	*cls = below(o, 20);
 	switch (*cls) {
-	case 0 ... 10:
+	case 0 ... 7:
 		*cls = 0;
 		return 0;
-	case 11 ... 12:
+	case 8 ... 9:
 		*cls = 1;
-		/* Before the seed started: before every tstamp-0 packet. */
-		return max_t(s64, 1, o->base - 1 - below(o, 1000000000));
-	case 13 ... 14:
+		return now - 1 - log_uniform(o, 30);
+	case 10:
 		*cls = 2;
-		return ktime_get_ns();
-	case 15 ... 17:
+		return now;
+	case 11 ... 14:
 		*cls = 3;
-		return o->base + ahead[below(o, ARRAY_SIZE(ahead))];
-	default:
+		return now + 1 + log_uniform(o, 24);
+	case 15 ... 16:
 		*cls = 4;
+		return now + 1 + log_uniform(o, 33);
+	case 17 ... 18:
+		*cls = 5;
+		return now + h - 1 + below(o, 3);
+	default:
+		*cls = 6;
 		/* Beyond ~0U usec, the largest horizon. */
-		return o->base + 4400 * NS;
+		return now + 4400 * NS;
 	}
 }
 
@@ -482,21 +728,36 @@ static void drop_list(struct oracle *o, struct sk_buff *to_free)
 {
 	while (to_free) {
 		struct sk_buff *skb = to_free;
-		u32 id = skb->mark;
 
 		to_free = skb->next;
-		skb_mark_not_on_list(skb);
-		obs(o, 'd', "id %llu reason %llu", (u64)id,
+		obs(o, 'd', "id %llu reason %llu", (u64)skb->mark,
 		    (u64)tc_skb_cb(skb)->drop_reason);
 		o->drops++;
-		kfree_skb(skb);		/* the qdisc's */
-		if (id < o->nskbs && o->skbs[id] == skb) {
-			o->skbs[id] = NULL;
-			kfree_skb(skb);	/* ours */
-		} else {
-			obs(o, '?', "stray %llu", (u64)id);
-		}
+		skb_done(o, skb);
 	}
+}
+
+/* An skb of @len with an IP header whose ECN field is @ecn. */
+static struct sk_buff *make_skb(struct oracle *o, u32 len, u32 ecn, bool v6)
+{
+	struct sk_buff *skb = alloc_skb(OR_LINEAR, GFP_KERNEL);
+
+	if (!skb)
+		return NULL;
+	skb_put_zero(skb, min_t(u32, len, OR_LINEAR));
+	skb_reset_network_header(skb);
+	if (v6 && skb->len >= sizeof(struct ipv6hdr)) {
+		ip6_flow_hdr(ipv6_hdr(skb), ecn, 0);
+		skb->protocol = htons(ETH_P_IPV6);
+	} else if (skb->len >= sizeof(struct iphdr)) {
+		struct iphdr *iph = ip_hdr(skb);
+
+		iph->version = 4;
+		iph->ihl = 5;
+		iph->tos = ecn;
+		skb->protocol = htons(ETH_P_IP);
+	}
+	return skb;
 }
 
 /* Enqueue @n skbs from one source. */
@@ -508,7 +769,9 @@ static int op_enqueue(struct oracle *o, u32 n)
 
 	for (i = 0; i < n; i++) {
 		struct sk_buff *skb, *to_free = NULL;
-		u32 len, cls, id, hash;
+		u32 len, cls, id, hash, ecn, hi;
+		struct sock *sk = NULL;
+		bool unref;
 		s64 tstamp;
 		int ret;
 
@@ -518,12 +781,23 @@ static int op_enqueue(struct oracle *o, u32 n)
 		/* A burst is one flow, mostly one priority. */
 		if (i == 0 || chance(o, 10))
 			prio = pick_prio(o);
-		hash = o->hashes[below(o, OR_HASHES)];
+		hi = below(o, OR_HASHES);
+		/* This epoch's orphan hashes (see the header). */
+		hash = o->hash_hi[hi] << 10 | (o->epoch * OR_HASHES + hi);
 		tstamp = pick_tstamp(o, &cls);
-		skb = alloc_skb(OR_LINEAR, GFP_KERNEL);
+		if (src < OR_SOCKS)
+			sk = sock_of(o, src);
+		/*
+		 * fq orphans skbs of listeners: only others may be the
+		 * qdisc's alone, with a destructor that tells their free.
+		 */
+		unref = sk && sk->sk_state != TCP_LISTEN && chance(o, 50);
+		ecn = below(o, 4);
+		if (!unref && !shared && ecn != INET_ECN_CE)
+			ecn = INET_ECN_NOT_ECT;
+		skb = make_skb(o, len, ecn, chance(o, 25));
 		if (!skb)
 			return -ENOMEM;
-		skb_put_zero(skb, min_t(u32, len, OR_LINEAR));
 		if (len > 1500 && chance(o, 30)) {
 			skb_shinfo(skb)->gso_size = 1448;
 			skb_shinfo(skb)->gso_segs = DIV_ROUND_UP(len, 1448);
@@ -535,52 +809,146 @@ static int op_enqueue(struct oracle *o, u32 n)
 		skb->priority = prio;
 		skb->tstamp = tstamp;
 		skb_set_hash(skb, hash, PKT_HASH_TYPE_L4);
-		if (src < OR_SOCKS) {
-			skb->sk = o->socks[src]->sk;
-			skb->destructor = oracle_skb_destructor;
+		if (sk) {
+			skb->sk = sk;
+			skb->destructor = unref ? oracle_track_destructor :
+						  oracle_sock_destructor;
 		}
 		qdisc_skb_cb(skb)->pkt_len = len;
-		o->skbs[id] = skb_get(skb);
+		o->flags[id] = unref ? OR_UNREF : 0;
+		o->skbs[id] = unref ? skb : skb_get(skb);
 		o->enq++;
 
 		spin_lock_bh(o->root_lock);
 		ret = o->sch->enqueue(skb, o->sch, &to_free);
 		spin_unlock_bh(o->root_lock);
-		obs(o, 'e', "id %llu src %llu prio %llx len %llu gso %llu ts %llu ret %llx",
+		obs(o, 'e', "id %llu src %llu prio %llx len %llu gso %llu ts %llu ecn %llu unref %llu ret %llx",
 		    (u64)id, (u64)src, (u64)prio, (u64)len,
-		    (u64)skb_shinfo(skb)->gso_segs, (u64)cls, (u64)ret);
+		    (u64)skb_shinfo(skb)->gso_segs, (u64)cls, (u64)ecn,
+		    (u64)unref, (u64)ret);
 		drop_list(o, to_free);
 	}
 	return 0;
 }
 
-static void op_dequeue(struct oracle *o, u32 n)
+/* Up to @n dequeues; returns how many gave a packet. */
+static u32 op_dequeue(struct oracle *o, u32 n)
 {
 	u32 i;
 
 	for (i = 0; i < n; i++) {
 		struct sk_buff *skb;
-		u32 id;
 
 		spin_lock_bh(o->root_lock);
 		skb = o->sch->dequeue(o->sch);
 		spin_unlock_bh(o->root_lock);
+		observe_request(o);
 		if (!skb) {
 			obs(o, 'n', "after %llu", (u64)i);
-			return;
+			break;
 		}
-		skb_mark_not_on_list(skb);
-		id = skb->mark;
-		obs(o, 'D', "id %llu", (u64)id);
-		if (id < o->nskbs && o->skbs[id] == skb) {
-			o->skbs[id] = NULL;
-			kfree_skb(skb);
-		} else {
-			/* Not one of ours, or twice: the hash says so. */
-			obs(o, '?', "stray %llu", (u64)id);
-		}
-		kfree_skb(skb);
+		obs(o, 'D', "id %llu at %llu tstamp %llu ecn %llu",
+		    (u64)skb->mark, perturbed(o, "deq", rel(o, o->now)),
+		    skb->tstamp ? rel(o, skb->tstamp) : 0, (u64)skb_ecn(skb));
+		skb_done(o, skb);
 	}
+	return i;
+}
+
+/*
+ * The clock moves to @target, firing the watchdog on the way whenever the
+ * time reaches an armed timer's hard expiry (or, by the script's choice,
+ * a time between its soft and hard expiry): the qdisc then runs.
+ */
+static void advance_to(struct oracle *o, u64 target)
+{
+	struct fq_vclock_timer t;
+	u32 n;
+
+	for (n = 0; n < OR_FIRES; n++) {
+		u64 at;
+
+		fq_vclock_timer_read(&t);
+		if (!t.armed || t.soft > target)
+			break;
+		at = t.hard;
+		if (chance(o, 25) && t.hard - t.soft < ~0ULL) {
+			u64 r;
+
+			div64_u64_rem(rnd(o), t.hard - t.soft + 1, &r);
+			at = t.soft + r;
+		}
+		if (at > target)
+			break;
+		if (at < o->now)
+			at = o->now;
+		clock_set(o, at);
+		fq_vclock_timer_fire();
+		o->fires++;
+		obs(o, 'W', "fired at %llu", rel(o, at));
+		op_dequeue(o, OR_FIRE_RUN);
+	}
+	clock_set(o, target);
+}
+
+/* A new epoch: new sockets and orphan hashes (see the header). */
+static int new_epoch(struct oracle *o, struct sk_buff *m);
+
+/* The clock moves on by 1 ns to 10 s. */
+static int op_advance(struct oracle *o, struct sk_buff *m)
+{
+	struct fq_vclock_timer t;
+	u64 d, limit;
+
+	fq_vclock_timer_read(&t);
+	switch (below(o, 20)) {
+	case 0 ... 4:
+		d = 1 + below(o, 1000);
+		break;
+	case 5 ... 8:
+		d = 1000 + log_uniform(o, 24);
+		break;
+	case 9 ... 11:
+		/* Just before, at, just after a due time. */
+		d = t.armed && t.soft > o->now ? t.soft - o->now : 1;
+		if (t.armed && chance(o, 50) && t.hard > o->now)
+			d = t.hard - o->now;
+		d = d - 1 + below(o, 3) ?: 1;
+		break;
+	case 12 ... 13: {
+		/* To a jiffy's edge, or by the refill delay. */
+		u64 to_edge = JIFFY_NS - (o->now - o->nsbase) % JIFFY_NS;
+
+		d = chance(o, 50) ? to_edge : to_edge + (u64)o->refill_us * NSEC_PER_USEC;
+		d = d - 1 + below(o, 3) ?: 1;
+		break;
+	}
+	case 14 ... 16:
+		d = 10000000 + log_uniform(o, 30) % NS;
+		break;
+	case 17 ... 18:
+		/* About fq's gc age. */
+		d = 3 * NS - 2 * JIFFY_NS + below(o, 4 * JIFFY_NS);
+		break;
+	default:
+		d = 1 + log_uniform(o, 34) % (10 * NS);
+		break;
+	}
+	/* In the last epoch, no flow may reach the gc age. */
+	if (o->epoch == OR_EPOCHS - 1) {
+		limit = o->nsbase + (u64)(o->epoch_j - o->jbase + FQ_GC_AGE_J) * JIFFY_NS - 1;
+		if (o->now + d > limit)
+			d = limit > o->now ? limit - o->now : 0;
+	}
+	obs(o, 'a', "by %llu", d);
+	o->advances++;
+	advance_to(o, o->now + d);
+	/* From fq's gc age on, a flow may be idle long enough. */
+	if (o_jiffies(o, o->now) - o->jbase >= FQ_GC_AGE_J)
+		o->gc_exact = false;
+	if (o_jiffies(o, o->now) - o->epoch_j >= FQ_GC_AGE_J && o->epoch < OR_EPOCHS - 1)
+		return new_epoch(o, m);
+	return 0;
 }
 
 static void put_weights(struct sk_buff *m, struct oracle *o, bool bad)
@@ -612,10 +980,28 @@ static void put_priomap(struct sk_buff *m, struct oracle *o, bool bad)
 	nla_put(m, TCA_FQ_PRIOMAP, sizeof(p), &p);
 }
 
-/* One valid attribute, time-safe (see the header). */
+/* A time in usec for an attribute: 0, small, about a jiffy, up to ~0U. */
+static u32 pick_usecs(struct oracle *o)
+{
+	switch (below(o, 6)) {
+	case 0:
+		return 0;
+	case 1:
+		return below(o, 100);
+	case 2:
+		return JIFFY_NS / NSEC_PER_USEC - 1 + below(o, 3);
+	case 3:
+		return log_uniform(o, 22);
+	case 4:
+		return 2 * US + below(o, 2 * US);
+	default:
+		return log_uniform(o, 32);
+	}
+}
+
+/* One valid attribute. */
 static void put_valid(struct sk_buff *m, struct oracle *o)
 {
-	static const u32 horizons[] = { 0, 1000 * US, 2000 * US, 4000 * US, ~0U };
 	static const u32 masks[] = { 0, 1, 3, 15, 1023, ~0U };
 
 	switch (below(o, 15)) {
@@ -637,30 +1023,36 @@ static void put_valid(struct sk_buff *m, struct oracle *o)
 			    below(o, (1 << 20) + 1));
 		break;
 	case 4:
-		nla_put_u32(m, TCA_FQ_RATE_ENABLE, below(o, 2));
+		nla_put_u32(m, TCA_FQ_RATE_ENABLE, chance(o, 80));
 		break;
 	case 5:
-		nla_put_u32(m, TCA_FQ_LOW_RATE_THRESHOLD, rnd(o));
+		nla_put_u32(m, TCA_FQ_LOW_RATE_THRESHOLD,
+			    chance(o, 50) ? log_uniform(o, 32) : rnd(o));
 		break;
 	case 6:
-		/* Unlimited only: a rate would pace, by the clock. */
-		nla_put_u32(m, TCA_FQ_FLOW_MAX_RATE, ~0U);
+		nla_put_u32(m, TCA_FQ_FLOW_MAX_RATE,
+			    chance(o, 30) ? ~0U : (u32)log_uniform(o, 32));
 		break;
 	case 7:
-		nla_put_u32(m, TCA_FQ_FLOW_REFILL_DELAY, 100 * US + below(o, 4000 * US));
+		nla_put_u32(m, TCA_FQ_FLOW_REFILL_DELAY, pick_usecs(o));
 		break;
 	case 8:
-		nla_put_u32(m, TCA_FQ_ORPHAN_MASK, chance(o, 30) ? (u32)rnd(o) :
+		/* Small masks in the first epoch only (see the header). */
+		nla_put_u32(m, TCA_FQ_ORPHAN_MASK,
+			    o->epoch ? (chance(o, 50) ? (u32)rnd(o) | 1023 :
+					masks[4 + below(o, 2)]) :
+			    chance(o, 30) ? (u32)rnd(o) :
 			    masks[below(o, ARRAY_SIZE(masks))]);
 		break;
 	case 9:
-		nla_put_u32(m, TCA_FQ_CE_THRESHOLD, 100 * US + below(o, ~0U - 100 * US));
+		nla_put_u32(m, TCA_FQ_CE_THRESHOLD, pick_usecs(o));
 		break;
 	case 10:
-		nla_put_u32(m, TCA_FQ_TIMER_SLACK, rnd(o));
+		nla_put_u32(m, TCA_FQ_TIMER_SLACK, chance(o, 20) ? rnd(o) :
+			    chance(o, 30) ? 10000 : log_uniform(o, 32));
 		break;
 	case 11:
-		nla_put_u32(m, TCA_FQ_HORIZON, horizons[below(o, ARRAY_SIZE(horizons))]);
+		nla_put_u32(m, TCA_FQ_HORIZON, chance(o, 80) ? pick_usecs(o) : ~0U);
 		break;
 	case 12:
 		nla_put_u8(m, TCA_FQ_HORIZON_DROP, chance(o, 20) ? rnd(o) : below(o, 2));
@@ -770,7 +1162,7 @@ static struct nlattr *build_change(struct oracle *o, struct sk_buff *m, u32 *kin
 	return nest;
 }
 
-static int op_change(struct oracle *o, struct sk_buff *m, struct nlattr *opt, u32 kind)
+static int op_change(struct oracle *o, struct nlattr *opt, u32 kind)
 {
 	struct netlink_ext_ack extack = {};
 	int err, ret;
@@ -787,8 +1179,31 @@ static int op_change(struct oracle *o, struct sk_buff *m, struct nlattr *opt, u3
 	return ret;
 }
 
+static int new_epoch(struct oracle *o, struct sk_buff *m)
+{
+	int err;
+
+	o->epoch++;
+	o->epochs++;
+	o->epoch_j = o_jiffies(o, o->now);
+	obs(o, 'E', "epoch %llu", (u64)o->epoch);
+	err = socks_alloc(o, o->epoch);
+	if (err || (o->orphan_mask & 1023) == 1023)
+		return err;
+	/* Orphan hashes of this epoch must not meet earlier ones. */
+	skb_trim(m, 0);
+	{
+		struct nlattr *nest = nla_nest_start_noflag(m, TCA_OPTIONS);
+
+		nla_put_u32(m, TCA_FQ_ORPHAN_MASK, 1023);
+		nla_nest_end(m, nest);
+		return op_change(o, nest, 3);
+	}
+}
+
 static void op_reset(struct oracle *o)
 {
+	o->reset_flows += o->last_flows;
 	rtnl_lock();
 	spin_lock_bh(o->root_lock);
 	qdisc_reset(o->sch);
@@ -801,40 +1216,31 @@ static void op_reset(struct oracle *o)
 static void op_sock(struct oracle *o)
 {
 	u32 i = below(o, OR_SOCKS);
-	struct sock *sk = o->socks[i]->sk;
+	struct sock *sk = sock_of(o, i);
 
-	if (chance(o, 25)) {
+	switch (below(o, 8)) {
+	case 0 ... 1:
 		/* A new socket at the same address, as fq sees it. */
 		sk->sk_hash = rnd(o);
 		obs(o, 'h', "sock %llu hash %llx", (u64)i, (u64)sk->sk_hash);
-		return;
+		break;
+	case 2 ... 4:
+		sk->sk_pacing_rate = pick_rate(o);
+		obs(o, 'p', "sock %llu pacing_rate %llu", (u64)i, (u64)sk->sk_pacing_rate);
+		break;
+	case 5:
+		sk->sk_max_pacing_rate = pick_rate(o);
+		obs(o, 'P', "sock %llu max_pacing_rate %llu", (u64)i,
+		    (u64)sk->sk_max_pacing_rate);
+		break;
+	default:
+		sk->sk_state = i < OR_TCP ? tcp_states[below(o, 3)] : udp_states[below(o, 2)];
+		obs(o, 's', "sock %llu state %llu", (u64)i, (u64)sk->sk_state);
+		break;
 	}
-	sk->sk_state = i < OR_TCP ? tcp_states[below(o, 3)] : udp_states[below(o, 2)];
-	obs(o, 's', "sock %llu state %llu", (u64)i, (u64)sk->sk_state);
 }
 
 /* --- one seed --------------------------------------------------------- */
-
-/* Time-safe options before any packet (see the header). */
-static int set_base(struct oracle *o, struct sk_buff *m)
-{
-	struct netlink_ext_ack extack = {};
-	struct nlattr *nest;
-	int err;
-
-	skb_trim(m, 0);
-	nest = nla_nest_start_noflag(m, TCA_OPTIONS);
-	nla_put_u32(m, TCA_FQ_FLOW_REFILL_DELAY, 1000 * US);
-	nla_put_u32(m, TCA_FQ_HORIZON, 2000 * US);
-	nla_put_u8(m, TCA_FQ_HORIZON_DROP, below(o, 2));
-	nla_nest_end(m, nest);
-	rtnl_lock();
-	err = o->fq_ops->change(o->sch, nest, &extack);
-	if (!err)
-		err = observe_options(o);
-	rtnl_unlock();
-	return err;
-}
 
 static void seed_end(struct oracle *o, u32 *leaked)
 {
@@ -850,6 +1256,13 @@ static void seed_end(struct oracle *o, u32 *leaked)
 	for (id = 0; id < o->nskbs; id++) {
 		struct sk_buff *skb = o->skbs[id];
 
+		if (o->flags[id] & OR_UNREF) {
+			/* Destroying the qdisc must have freed it. */
+			if (skb)
+				(*leaked)++;
+			o->skbs[id] = NULL;
+			continue;
+		}
 		if (!skb)
 			continue;
 		/* Destroying the qdisc must have freed its reference. */
@@ -869,6 +1282,8 @@ static void seed_end(struct oracle *o, u32 *leaked)
  */
 static int oracle_qdisc(struct oracle *o)
 {
+	fq_vclock_timer_reset();
+	o->requests = 0;
 	rtnl_lock();
 	o->sch = qdisc_create_dflt(netdev_get_tx_queue(o->ndev, 0), o->fq_ops,
 				   TC_H_ROOT, NULL);
@@ -878,10 +1293,31 @@ static int oracle_qdisc(struct oracle *o)
 	return o->sch ? 0 : -ENOMEM;
 }
 
+/* The options at the start: some attributes of every kind, valid. */
+static int set_base(struct oracle *o, struct sk_buff *m)
+{
+	struct netlink_ext_ack extack = {};
+	struct nlattr *nest;
+	u32 i, n = below(o, 6);
+	int err;
+
+	skb_trim(m, 0);
+	nest = nla_nest_start_noflag(m, TCA_OPTIONS);
+	for (i = 0; i < n; i++)
+		put_valid(m, o);
+	nla_nest_end(m, nest);
+	rtnl_lock();
+	err = o->fq_ops->change(o->sch, nest, &extack);
+	if (!err)
+		err = observe_options(o);
+	rtnl_unlock();
+	return err;
+}
+
 static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 {
-	struct sk_buff *m;
 	unsigned long t0 = jiffies;
+	struct sk_buff *m;
 	int err = 0;
 	u32 i;
 
@@ -890,15 +1326,39 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 	o->nskbs = 0;
 	o->enq = 0;
 	o->drops = 0;
+	o->fires = 0;
+	o->advances = 0;
+	o->epochs = 0;
+	o->epoch = 0;
 	o->op = 0;
-	o->base = ktime_get_ns();
-	*leaked = 0;
+	o->perturbed = false;
+	o->gc_exact = true;
+	o->reset_flows = 0;
+	o->last_flows = 0;
+	o->last_gc = 0;
+	o->buckets_log = 0;
+	/* Virtual time: about 1000 s after boot; jiffies near their wrap. */
+	o->nsbase = 1000 * NS + below(o, NSEC_PER_SEC);
+	switch (below(o, 4)) {
+	case 0:
+		o->jbase = INITIAL_JIFFIES + below(o, 1000);
+		break;
+	case 1:
+		o->jbase = -(unsigned long)below(o, 100 * HZ);
+		break;
+	default:
+		o->jbase = rnd(o);
+		break;
+	}
+	o->epoch_j = o->jbase;
+	clock_set(o, o->nsbase);
 	for (i = 0; i < OR_HASHES; i++)
-		o->hashes[i] = rnd(o);
+		o->hash_hi[i] = rnd(o);
+	*leaked = 0;
 	m = alloc_skb(1024, GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
-	err = socks_alloc(o);
+	err = socks_alloc(o, 0);
 	if (err)
 		goto out;
 	err = oracle_qdisc(o);
@@ -911,24 +1371,26 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 	for (o->op = 1; o->op <= ops && !err; o->op++) {
 		u32 r = below(o, 100), kind;
 
-		if (r < 45) {
+		if (r < 38) {
 			err = op_enqueue(o, 1);
-		} else if (r < 53) {
+		} else if (r < 45) {
 			err = op_enqueue(o, 2 + below(o, OR_BURST - 1));
-		} else if (r < 80) {
+		} else if (r < 66) {
 			op_dequeue(o, 1 + below(o, OR_BURST));
-		} else if (r < 92) {
+		} else if (r < 76) {
 			struct nlattr *opt;
 
 			skb_trim(m, 0);
 			opt = build_change(o, m, &kind);
-			err = op_change(o, m, opt, kind);
-		} else if (r < 93) {
+			err = op_change(o, opt, kind);
+		} else if (r < 77) {
 			op_reset(o);
-		} else {
+		} else if (r < 84) {
 			op_sock(o);
+		} else {
+			err = op_advance(o, m);
 		}
-		if (perturb && o->op == perturb)
+		if (perturbed(o, "op", 0))
 			obs(o, '!', "perturbed");
 		observe_counters(o);
 		if (!err)
@@ -964,22 +1426,34 @@ static int ooo_options(struct oracle *o, struct sk_buff *m, u32 n)
 	return err;
 }
 
+/*
+ * One flow (a connected UDP socket out of the fast path, flow_limit and
+ * limit N) fed N skbs whose EDTs defeat a walk of the flow's list: "late"
+ * enqueues one skb with the latest time first and then ascending times
+ * below it, "rand" random times. All times are in the past, so a dequeue
+ * never waits: each run dequeues everything and reports
+ *	ooo late n N deq D unordered U drops X hash H ns0 A ns1 B
+ * where U counts dequeued skbs with an EDT below the one before, H folds
+ * the dequeued ids, and A and B are the mean enqueue cost (ns, real time)
+ * of the first and the last tenth of the skbs.
+ */
 static int run_ooo(struct oracle *o, u32 n, bool rand)
 {
-	u64 now = ktime_get_ns(), last = 0, cost[2] = {}, t;
+	u64 last = 0, cost[2] = {}, t, now;
 	u32 i, deq = 0, unordered = 0, tenth = max(n / 10, 1U);
 	struct socket *sock = NULL;
 	struct sk_buff *m;
 	u32 leaked;
 	int err;
 
-	/* Room for the times below now, all after boot. */
-	if (now < (1ULL << 31) + 2ULL * n)
-		return -EAGAIN;
 	o->rng = 1;
 	o->hash = 1;
 	o->nskbs = 0;
 	o->drops = 0;
+	o->nsbase = 1000 * NS;
+	o->jbase = INITIAL_JIFFIES;
+	clock_set(o, o->nsbase);
+	now = o->now;
 	m = alloc_skb(1024, GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
@@ -989,6 +1463,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 	/* Keyed by the socket; out of the fast path, without pacing. */
 	sock->sk->sk_state = TCP_ESTABLISHED;
 	sock->sk->sk_max_pacing_rate = 125000;
+	o->socks[0][0] = sock;
 	err = oracle_qdisc(o) ?: ooo_options(o, m, n);
 
 	for (i = 0; i < n && !err; i++) {
@@ -1003,12 +1478,13 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 		skb->mark = i;
 		skb->dev = o->ndev;
 		skb->sk = sock->sk;
-		skb->destructor = oracle_skb_destructor;
+		skb->destructor = oracle_sock_destructor;
 		if (rand)
 			skb->tstamp = now - 1 - below(o, 1U << 30);
 		else	/* the latest first, then ascending below it */
 			skb->tstamp = i ? now - 2ULL * n + i : now - 1;
 		qdisc_skb_cb(skb)->pkt_len = 64;
+		o->flags[o->nskbs] = 0;
 		o->skbs[o->nskbs++] = skb_get(skb);
 
 		t = ktime_get_ns();
@@ -1032,17 +1508,12 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 		spin_unlock_bh(o->root_lock);
 		if (!skb)
 			break;
-		skb_mark_not_on_list(skb);
 		deq++;
 		if (skb->tstamp < last)
 			unordered++;
 		last = skb->tstamp;
 		fold(o, skb->mark);
-		if (skb->mark < o->nskbs && o->skbs[skb->mark] == skb) {
-			o->skbs[skb->mark] = NULL;
-			kfree_skb(skb);
-		}
-		kfree_skb(skb);
+		skb_done(o, skb);
 		if (!(deq & 1023))
 			cond_resched();
 	}
@@ -1053,7 +1524,6 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 out:
 	if (sock)
 		sock->sk->sk_state = TCP_CLOSE;
-	o->socks[0] = sock;
 	seed_end(o, &leaked);
 	kfree_skb(m);
 	if (!err && leaked)
@@ -1061,12 +1531,170 @@ out:
 	return err;
 }
 
+/* --- the timer_slack experiment ------------------------------------- */
+
+/*
+ * exp_flows TCP sockets sending 1,000 packets/s each (1,500 bytes, EDT
+ * timestamps 1 ms apart, as TCP's own pacing stamps them), always one
+ * packet queued, their first packets due at random phases within 1 ms; the watchdog fires at expiry + slack, as a lone
+ * hrtimer does; each firing dequeues all that is due and refills the
+ * flows. Reports firings and packets for slack @slack ns over @ms
+ * virtual milliseconds.
+ */
+static int run_slack(struct oracle *o, u32 slack, u32 ms)
+{
+	struct netlink_ext_ack extack = {};
+	struct socket **socks;
+	struct sk_buff *m = NULL;
+	struct nlattr *nest;
+	u64 end, pkts = 0, fires = 0, t0;
+	u32 i;
+	int err;
+
+	o->rng = 12345;
+	o->hash = 1;
+	o->nskbs = 0;
+	o->nsbase = 1000 * NS;
+	o->jbase = INITIAL_JIFFIES;
+	clock_set(o, o->nsbase);
+	socks = kcalloc(exp_flows, sizeof(*socks), GFP_KERNEL);
+	m = alloc_skb(1024, GFP_KERNEL);
+	err = -ENOMEM;
+	if (!socks || !m)
+		goto out;
+	for (i = 0; i < exp_flows; i++) {
+		err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &socks[i]);
+		if (err)
+			goto out;
+		socks[i]->sk->sk_state = TCP_ESTABLISHED;
+		socks[i]->sk->sk_pacing_rate = 1500 * 1000;
+	}
+	err = oracle_qdisc(o);
+	if (err)
+		goto out;
+	nest = nla_nest_start_noflag(m, TCA_OPTIONS);
+	nla_put_u32(m, TCA_FQ_PLIMIT, 4 * exp_flows);
+	nla_put_u32(m, TCA_FQ_QUANTUM, 1500);
+	nla_put_u32(m, TCA_FQ_INITIAL_QUANTUM, 0);
+	nla_put_u32(m, TCA_FQ_TIMER_SLACK, slack);
+	nla_put_u32(m, TCA_FQ_BUCKETS_LOG, 10);
+	nla_nest_end(m, nest);
+	rtnl_lock();
+	err = o->fq_ops->change(o->sch, nest, &extack);
+	rtnl_unlock();
+	if (err)
+		goto out;
+
+	/* A packet a flow, due at a random phase within 1 ms. */
+	for (i = 0; i < exp_flows && !err; i++) {
+		struct sk_buff *skb = make_skb(o, 1500, INET_ECN_NOT_ECT, false), *to_free = NULL;
+
+		if (!skb) {
+			err = -ENOMEM;
+			break;
+		}
+		skb->sk = socks[i]->sk;
+		skb->destructor = oracle_sock_destructor;
+		skb->mark = i;
+		skb->tstamp = o->now + 1 + below(o, NSEC_PER_MSEC);
+		qdisc_skb_cb(skb)->pkt_len = 1500;
+		spin_lock_bh(o->root_lock);
+		o->sch->enqueue(skb, o->sch, &to_free);
+		spin_unlock_bh(o->root_lock);
+		if (to_free) {
+			kfree_skb_list(to_free);
+			err = -ENOSPC;
+		}
+	}
+	/* The first run after the enqueues arms the watchdog. */
+	end = o->now + (u64)ms * NSEC_PER_MSEC;
+	t0 = ktime_get_ns();
+	while (!err) {
+		struct fq_vclock_timer t;
+		u32 run;
+
+		for (run = 0; ; run++) {
+			struct sk_buff *skb, *to_free = NULL;
+
+			/* Every flow at most twice a firing. */
+			if (run > 2 * exp_flows) {
+				err = -ELOOP;
+				break;
+			}
+
+			spin_lock_bh(o->root_lock);
+			skb = o->sch->dequeue(o->sch);
+			spin_unlock_bh(o->root_lock);
+			if (!skb)
+				break;
+			pkts++;
+			/*
+			 * The flow's next packet, 1 ms later: TCP stamps its
+			 * departure time (EDT). One without a timestamp would
+			 * take fq's fast path whenever every other flow waits.
+			 */
+			skb->tstamp += NSEC_PER_MSEC;
+			skb->next = NULL;
+			qdisc_skb_cb(skb)->pkt_len = 1500;
+			spin_lock_bh(o->root_lock);
+			o->sch->enqueue(skb, o->sch, &to_free);
+			spin_unlock_bh(o->root_lock);
+			if (to_free) {
+				kfree_skb_list(to_free);
+				err = -ENOSPC;
+				break;
+			}
+		}
+		fq_vclock_timer_read(&t);
+		if (!t.armed) {
+			err = -EPIPE;	/* backlogged flows, no timer */
+			break;
+		}
+		if (t.hard > end)
+			break;
+		clock_set(o, max(t.hard, o->now));
+		fq_vclock_timer_fire();
+		fires++;
+		if (verbose)
+			rep(o, "fire at %llu after %llu packets\n", rel(o, o->now), pkts);
+		if (!(fires & 1023))
+			cond_resched();
+	}
+	if (!err)
+		rep(o, "slack %u flows %u ms %u fires %llu pkts %llu fires_per_s %llu pkts_per_s %llu real_ms %llu\n",
+		    slack, exp_flows, ms, fires, pkts, div_u64(fires * 1000, ms),
+		    div_u64(pkts * 1000, ms), div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC));
+out:
+	if (o->sch) {
+		rtnl_lock();
+		qdisc_put(o->sch);
+		rtnl_unlock();
+		o->sch = NULL;
+	}
+	for (i = 0; socks && i < exp_flows; i++) {
+		if (!socks[i])
+			continue;
+		socks[i]->sk->sk_state = TCP_CLOSE;
+		sock_release(socks[i]);
+	}
+	kfree(socks);
+	kfree_skb(m);
+	return err;
+}
+
 static int oracle_run(struct oracle *o)
 {
-	unsigned int k, t;
+	unsigned int k;
 	u32 leaked;
 	int err = 0;
 
+	if (slackexp) {
+		static const u32 slacks[] = { 0, 10000, 100000 };
+
+		for (k = 0; k < ARRAY_SIZE(slacks) && !err; k++)
+			err = run_slack(o, slacks[k], slackexp);
+		return err;
+	}
 	if (ooo) {
 		err = run_ooo(o, ooo, false);
 		return err ?: run_ooo(o, ooo, true);
@@ -1074,26 +1702,17 @@ static int oracle_run(struct oracle *o)
 	for (k = 0; k < seeds && !err; k++) {
 		u64 s = seed + k;
 		unsigned long took = 0;
-		size_t mark = o->len;
 
-		for (t = 0; t < OR_TRIES; t++) {
-			o->len = mark;
-			o->truncated = false;
-			if (verbose)
-				rep(o, "# seed %llu impl %s\n", s,
-				    module_name(o->fq_ops->owner));
-			err = run_seed(o, s, &leaked, &took);
-			/* Too slow for gc to stay out: run the seed again. */
-			if (err || took <= OR_MAX_JIFFIES)
-				break;
-		}
+		if (verbose)
+			rep(o, "# seed %llu impl %s\n", s, impl);
+		err = run_seed(o, s, &leaked, &took);
 		if (err) {
 			rep(o, "seed %llu error %d at op %u\n", s, err, o->op);
 			break;
 		}
-		rep(o, "seed %llu ops %u hash %016llx enq %u drops %u leaked %u ms %u%s\n",
+		rep(o, "seed %llu ops %u hash %016llx enq %u drops %u leaked %u ms %u fires %u advances %u epochs %u\n",
 		    s, ops, o->hash, o->enq, o->drops, leaked,
-		    jiffies_to_msecs(took), took <= OR_MAX_JIFFIES ? "" : " slow");
+		    jiffies_to_msecs(took), o->fires, o->advances, o->epochs);
 		if (o->truncated)
 			break;
 	}
@@ -1113,62 +1732,71 @@ static const struct file_operations report_fops = {
 
 static int __init fq_oracle_init(void)
 {
+	const char *modname;
 	struct oracle *o;
-	struct Qdisc *root;
 	int err;
 
-	if (!seeds || !ops || ops > OR_MAX_OPS)
+	if (!seeds || !ops || ops > OR_MAX_OPS || !exp_flows)
+		return -EINVAL;
+	if (!strcmp(impl, "c"))
+		modname = "sch_fq_vt";
+	else if (!strcmp(impl, "rust"))
+		modname = "sch_fq_rs_vt";
+	else
 		return -EINVAL;
 	o = kzalloc(sizeof(*o), GFP_KERNEL);
 	if (!o)
 		return -ENOMEM;
 	o->max_skbs = max(ops * OR_BURST, ooo);
 	o->skbs = kvcalloc(o->max_skbs, sizeof(*o->skbs), GFP_KERNEL);
-	o->size = verbose ? OR_REPORT_V : OR_REPORT + seeds * 96;
+	o->flags = kvcalloc(o->max_skbs, sizeof(*o->flags), GFP_KERNEL);
+	o->size = verbose ? OR_REPORT_V : OR_REPORT + seeds * 128;
 	o->buf = kvmalloc(o->size, GFP_KERNEL);
 	o->scratch = alloc_skb(NLMSG_GOODSIZE, GFP_KERNEL);
 	err = -ENOMEM;
-	if (!o->skbs || !o->buf || !o->scratch)
+	if (!o->skbs || !o->flags || !o->buf || !o->scratch)
 		goto free;
 	o->buf[0] = '\0';
 
+	err = -ENOENT;
+	o->fq_ops = fq_vclock_get_ops(modname);
+	if (!o->fq_ops) {
+		pr_err("load %s first: it has no qdisc ops here\n", modname);
+		goto free;
+	}
 	rtnl_lock();
 	o->ndev = __dev_get_by_name(&init_net, dev);
 	err = -ENODEV;
-	if (!o->ndev) {
+	if (!o->ndev || netif_running(o->ndev)) {
 		rtnl_unlock();
-		goto free;
+		pr_err("%s must exist and be down\n", dev);
+		goto put;
 	}
-	root = rtnl_dereference(o->ndev->qdisc);
-	err = -EINVAL;
-	if (netif_running(o->ndev) || strcmp(root->ops->id, "fq") ||
-	    !root->ops->change || !root->ops->dump_stats) {
-		rtnl_unlock();
-		pr_err("%s must be down with an fq root\n", dev);
-		goto free;
-	}
-	/* D's root holds the ops' module while our qdiscs come and go. */
-	o->fq_ops = root->ops;
 	dev_hold(o->ndev);
 	rtnl_unlock();
 
+	or_cur = o;
 	err = oracle_run(o);
+	or_cur = NULL;
 	dev_put(o->ndev);
 	if (o->truncated)
 		rep(o, "# report truncated\n");
 	if (err)
-		goto free;
+		goto put;
 
 	or_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("report", 0444, or_dir, NULL, &report_fops);
 	or_report = o->buf;
 	or_report_len = o->len;
 	o->buf = NULL;
+put:
+	module_put(o->fq_ops->owner);
 free:
 	if (err && o->buf)
 		pr_err("%s", o->buf);
 	kvfree(o->buf);
 	kfree_skb(o->scratch);
+	kvfree(o->flags);
 	kvfree(o->skbs);
 	kfree(o);
 	return err;
@@ -1182,5 +1810,5 @@ static void __exit fq_oracle_exit(void)
 
 module_init(fq_oracle_init);
 module_exit(fq_oracle_exit);
-MODULE_DESCRIPTION("rsnet: differential oracle for the fq qdisc, C against Rust");
+MODULE_DESCRIPTION("rsnet: differential oracle for the fq qdisc in virtual time, C against Rust");
 MODULE_LICENSE("GPL");

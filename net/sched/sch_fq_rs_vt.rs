@@ -1,0 +1,1 @@
+sch_fq_rs.rs
