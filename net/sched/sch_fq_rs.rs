@@ -822,7 +822,13 @@ impl QdiscOps for Fq {
                     f.age.wrapping_add(gc_age),
                 )
             },
-            || Flow::new(detached_age(), own_hash.unwrap_or(0), cfg.initial_quantum as i32),
+            || {
+                Flow::new(
+                    detached_age(),
+                    own_hash.unwrap_or(0),
+                    cfg.initial_quantum as i32,
+                )
+            },
             gfp_atomic(),
         );
         // C's u32/u64 counters, wrapping as C's do.

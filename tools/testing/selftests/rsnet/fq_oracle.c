@@ -321,7 +321,7 @@ static void fold_bytes(struct oracle *o, const void *p, size_t n)
  * The self-check: @v, changed by one if this is the first observation of
  * its kind from operation @perturb on.
  */
-static u64 perturbed(struct oracle *o, const char *what, u64 v)
+static u64 perturb_obs(struct oracle *o, const char *what, u64 v)
 {
 	if (!perturb || o->perturbed || o->op < perturb || strcmp(perturb_what, what))
 		return v;
@@ -457,7 +457,7 @@ static void observe_request(struct oracle *o)
 		return;
 	o->requests = t.requests;
 	obs(o, 'w', "expires %llu slack %llu armed %llu",
-	    rel(o, t.req_expires), perturbed(o, "wd", t.req_slack),
+	    rel(o, t.req_expires), perturb_obs(o, "wd", t.req_slack),
 	    t.armed ? rel(o, t.soft) : 0);
 }
 
@@ -848,7 +848,7 @@ static u32 op_dequeue(struct oracle *o, u32 n)
 			break;
 		}
 		obs(o, 'D', "id %llu at %llu tstamp %llu ecn %llu",
-		    (u64)skb->mark, perturbed(o, "deq", rel(o, o->now)),
+		    (u64)skb->mark, perturb_obs(o, "deq", rel(o, o->now)),
 		    skb->tstamp ? rel(o, skb->tstamp) : 0, (u64)skb_ecn(skb));
 		skb_done(o, skb);
 	}
@@ -1390,7 +1390,7 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 		} else {
 			err = op_advance(o, m);
 		}
-		if (perturbed(o, "op", 0))
+		if (perturb_obs(o, "op", 0))
 			obs(o, '!', "perturbed");
 		observe_counters(o);
 		if (!err)

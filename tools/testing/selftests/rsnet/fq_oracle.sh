@@ -14,7 +14,7 @@
 # counters, tc_fq_qd_stats (time_next_delayed_flow and
 # unthrottle_latency_ns included), the options dump, each change's errno.
 #
-# ORACLE_SEEDS seeds (default 40) from ORACLE_SEED (default 1), of
+# ORACLE_SEEDS seeds (default 100) from ORACLE_SEED (default 1), of
 # ORACLE_OPS operations each (default 1000), in batches of ORACLE_BATCH
 # seeds per module load (default 100). make oracle runs 1000 x 1000.
 # On a divergence it prints the seed, the shortest prefix of operations
@@ -29,7 +29,7 @@
 . "$(dirname "$0")/lib.sh"
 DEV=fqo0
 DBG=/sys/kernel/debug/fq_oracle/report
-SEEDS=${ORACLE_SEEDS:-40}
+SEEDS=${ORACLE_SEEDS:-100}
 OPS=${ORACLE_OPS:-1000}
 SEED0=${ORACLE_SEED:-1}
 BATCH=${ORACLE_BATCH:-100}
@@ -159,17 +159,23 @@ known_partial() {
 	[ -n "$c" ] && [ "$c" = "$r" ] && [[ "$c" =~ kind\ [12]\ err\ -[0-9]+$ ]]
 }
 
-# known_shared K: operation K of the last diagnosis differs only in ECN
-# fields of dequeued skbs and in the ce_mark count (C marked a shared skb
-# CE that Rust left as it was).
+# known_shared K: operation K of the last diagnosis differs only in that
+# C dequeued skbs marked CE that Rust left ECN-capable, and counted each
+# of them in ce_mark where Rust counted none (a shared skb).
 op_lines() {
 	awk -v k="$2" '$1 == k && $2 != "="' "$1"
 }
 known_shared() {
-	local strip='s/ ecn [0-9]+//; s/ ce [0-9]+//'
-	[ "$(op_lines "$TMP/v.c" "$1")" != "$(op_lines "$TMP/v.rust" "$1")" ] &&
-		[ "$(op_lines "$TMP/v.c" "$1" | sed -E "$strip")" = \
-			"$(op_lines "$TMP/v.rust" "$1" | sed -E "$strip")" ]
+	local strip='s/ ecn [0-9]+//; s/ ce [0-9]+//' marked cd rd
+	[ "$(op_lines "$TMP/v.c" "$1" | sed -E "$strip")" = \
+		"$(op_lines "$TMP/v.rust" "$1" | sed -E "$strip")" ] || return 1
+	marked=$(paste -d' ' <(op_lines "$TMP/v.c" "$1") <(op_lines "$TMP/v.rust" "$1") |
+		awk '$2 == "D" {n = NF / 2; if ($(n) != $(NF)) { if ($(n) == 3 && ($(NF) == 1 || $(NF) == 2)) m++; else bad = 1 } }
+		     END {print bad ? -1 : m + 0}')
+	cd=$(op_lines "$TMP/v.c" "$1" | awk '$2 == "x" {for (i = 3; i < NF; i++) if ($i == "ce") print $(i + 1)}')
+	rd=$(op_lines "$TMP/v.rust" "$1" | awk '$2 == "x" {for (i = 3; i < NF; i++) if ($i == "ce") print $(i + 1)}')
+	ktap_print_msg "shared skbs marked CE by C alone at operation $1: $marked; ce_mark C $cd, Rust $rd"
+	[ "$marked" -gt 0 ] && [ $((cd - rd)) = "$marked" ]
 }
 
 ktap_print_header

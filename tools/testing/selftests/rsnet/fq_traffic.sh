@@ -95,19 +95,23 @@ jain() {
 }
 check "4 flows share fairly (Jain index >= 0.9)" jain "$out"
 
-# 3. flow_limit: one UDP flow bursting into a slow fq loses what exceeds it.
-setfq flow_limit 20 maxrate 1mbit
-out=$(send_counted 10.88.0.2 7001 300 1000)
+# 3. flow_limit: one UDP flow bursting into fq loses what exceeds it. The
+# packets depart 30 s after they are sent (SO_TXTIME), so none leaves
+# during the burst, however slowly the guest sends: exactly the excess is
+# dropped.
+setfq flow_limit 20 horizon 60s
+out=$(send_counted 10.88.0.2 7001 300 1000 --txtime-in 30000000000)
 plim=$(kv flows_plimit "$out")
-ktap_print_msg "flow_limit 20: flows_plimit=$plim dropped=$(dropped)"
-check "flow_limit drops beyond 20 packets per flow" test "$plim" -ge 200
+ktap_print_msg "flow_limit 20, 300 packets held: flows_plimit=$plim dropped=$(dropped)"
+expect_eq "flow_limit drops the 280 packets beyond 20 in the flow" 280 "$plim"
 
-# 4. limit: many flows, each under flow_limit, together above limit.
-setfq limit 100 flow_limit 1000 maxrate 100kbit
-out=$(send_counted 10.88.0.2 7001 30 1000 --socks 20)
+# 4. limit: many flows, each under flow_limit, together above limit (held
+# as in 3.).
+setfq limit 100 flow_limit 1000 horizon 60s
+out=$(send_counted 10.88.0.2 7001 30 1000 --socks 20 --txtime-in 30000000000)
 bd=$(kv band_drops1 "$out")
-ktap_print_msg "limit 100, 20 flows x 20: band_drops1=$bd dropped=$(dropped)"
-check "limit drops beyond 100 packets" test "$bd" -ge 250
+ktap_print_msg "limit 100, 20 flows x 30 held: band_drops1=$bd dropped=$(dropped)"
+expect_eq "limit drops the 500 packets beyond 100" 500 "$bd"
 
 # 5. horizon: departure times 10 s ahead, horizon 100 ms.
 setfq horizon 100ms
@@ -142,7 +146,7 @@ ynl_fq() {
 	inA python3 "$HERE/ynl_fast.py" --no-schema \
 		--spec "$RSNET_KSRC/Documentation/netlink/specs/tc.yaml" "$@" \
 		--json "{\"family\": 0, \"ifindex\": $ifindex, \"handle\": 655360, \"parent\": 65537, \"info\": 0,
-		  \"kind\": \"fq\", \"options\": {\"plimit\": 50,
+		  \"kind\": \"fq\", \"options\": {\"plimit\": 50, \"horizon\": 60000000,
 		  \"priomap\": {\"bands\": 3, \"priomap\": \"01010100010201010101010101010101\"},
 		  \"weights\": \"000009000000030000000100\"}}"
 }
@@ -177,22 +181,22 @@ ktap_print_msg "band 0 vs band 2 (weights 9:1) behind 2mbit, 6 s: bytes $b0 $b2"
 check "band 0 gets at least 3x the bytes of band 2, band 2 is not starved" \
 	test "${b0:-0}" -ge $((3 * ${b2:-0})) -a "${b2:-0}" -gt 0
 
-# Behind 50kbit (~6 packets/s drain), a global limit of 50 would accept
-# about 50 of the 400 packets; per-band limits accept 50 per band. The
-# counters are taken as differences, after what TCP left has drained.
+# 200 packets into band 0 and 200 into band 2, each departing 30 s after
+# it is sent (SO_TXTIME; the horizon is 60 s), so none leaves during the
+# bursts however slowly the guest sends: a global limit of 50 would accept
+# 50 of the 400, per-band limits accept exactly 50 per band. The counters
+# are taken as differences, after what the flood left has drained.
 for _ in $(seq 100); do [ "$(fq_backlog)" = 0 ] && break; nap 0.1; done
-tbf_rate 50kbit
 st0=$(inA $NL xstats veth-a)
-inA $TR udp-send 10.88.0.2 7004 200 1000 --prio 3 >/dev/null
-st=$(send_counted 10.88.0.2 7004 200 1000 --prio 5)
+inA $TR udp-send 10.88.0.2 7004 200 1000 --prio 3 --txtime-in 30000000000 >/dev/null
+st=$(send_counted 10.88.0.2 7004 200 1000 --prio 5 --txtime-in 30000000000)
 declare -A d=()
 for k in band_drops0 band_drops1 band_drops2; do
 	d[$k]=$(($(kv $k "$st") - $(kv $k "$st0")))
 done
-acc=$((400 - d[band_drops0] - d[band_drops2]))
-ktap_print_msg "per-band limit 50 behind 50kbit: band drops ${d[band_drops0]}/${d[band_drops1]}/${d[band_drops2]}, $acc accepted"
-check "each band holds its own limit of 50 (both bands drop, 85+ accepted)" \
-	test "${d[band_drops0]}" -ge 50 -a "${d[band_drops2]}" -ge 50 -a "${d[band_drops1]}" = 0 -a $acc -ge 85
+ktap_print_msg "per-band limit 50, 200 packets held in band 0 and 200 in band 2: band drops ${d[band_drops0]}/${d[band_drops1]}/${d[band_drops2]}"
+expect_eq "each band holds its own limit of 50 (150 dropped in band 0 and in band 2)" \
+	"150 0 150" "${d[band_drops0]} ${d[band_drops1]} ${d[band_drops2]}"
 
 # The timer_slack comparison (1000 pktgen flows) is in fq_pacing.sh.
 
