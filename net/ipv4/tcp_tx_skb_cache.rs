@@ -18,7 +18,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::c_str;
 use kernel::net::tcp::{self, CachedSkb, Sock, TxSkbCache, TxSkbCacheRegistration};
 use kernel::prelude::*;
-use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
+use kernel::sysctl::{Entry, Handler, Registration, Scope};
 
 /// Allocations served from the cache.
 static HITS: AtomicU64 = AtomicU64::new(0);
@@ -68,27 +68,22 @@ impl TxSkbCache for TxCache {
     }
 }
 
-/// `net.ipv4.tcp_tx_skb_cache`: a write flips the static key.
+/// `net.ipv4.tcp_tx_skb_cache`: the entry itself flips the static key
+/// (as 5.2's `proc_do_static_key()`, `CAP_SYS_ADMIN` to write); nothing
+/// else to do on writes.
 struct Switch;
 
-impl Handler for Switch {
-    fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
-        let key = tcp::tx_skb_cache_key();
-        if new != 0 {
-            key.enable();
-        } else {
-            key.disable();
-        }
-        Ok(())
-    }
-}
+impl Handler for Switch {}
 
 /// The counters are read-only; nothing to do on writes.
 struct Stats;
 
 impl Handler for Stats {}
 
-static SWITCH: [Entry; 1] = [Entry::int(c_str!("tcp_tx_skb_cache"), 0, 1)];
+static SWITCH: [Entry; 1] = [Entry::static_key(
+    c_str!("tcp_tx_skb_cache"),
+    tcp::tx_skb_cache_key,
+)];
 static STATS: [Entry; 4] = [
     Entry::counter(c_str!("hits"), &HITS),
     Entry::counter(c_str!("misses"), &MISSES),

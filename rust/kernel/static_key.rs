@@ -45,6 +45,20 @@ impl StaticKeyFalse {
         unsafe { core::ptr::addr_of_mut!((*self.0.get()).key) }
     }
 
+    /// Returns whether the branch is on (`static_key_enabled()`): not
+    /// while another thread is still turning it on.
+    pub fn is_enabled(&self) -> bool {
+        // SAFETY: `self.key()` is a valid static key (type invariant), whose
+        // `enabled` is an `atomic_t` that the jump label core changes
+        // atomically; it is read as one, as `static_key_count()` does.
+        let enabled = unsafe {
+            core::sync::atomic::AtomicI32::from_ptr(core::ptr::addr_of_mut!(
+                (*self.key()).enabled.counter
+            ))
+        };
+        enabled.load(core::sync::atomic::Ordering::Relaxed) > 0
+    }
+
     /// Turns the branch on (`static_branch_enable()`). Idempotent.
     ///
     /// Might sleep: it patches code under the jump label lock.

@@ -12,7 +12,12 @@
 //! A value that passes is then offered to the table's [`Handler`], which may
 //! act on it (flip a static key, resize something) or refuse it; only when
 //! the handler accepts is the new value stored. Counter entries show a
-//! `'static` [`AtomicU64`] that the kernel side updates, read-only.
+//! `'static` [`AtomicU64`] that the kernel side updates, read-only, and
+//! static key entries show and set a [`StaticKeyFalse`].
+//!
+//! The tables are kernel-wide ([`Scope`]): writing any entry needs
+//! `CAP_SYS_ADMIN` in the initial user namespace (`EPERM` otherwise, the
+//! value unchanged), whatever the file's mode lets through.
 //!
 //! # Examples
 //!
@@ -158,6 +163,7 @@ use crate::{
     error::{from_result, to_result},
     ffi::{c_int, c_void},
     prelude::*,
+    static_key::StaticKeyFalse,
     str::CStr,
     sync::Mutex,
 };
@@ -175,6 +181,7 @@ pub struct Entry {
     max: i32,
     initial: i32,
     counter: Option<&'static AtomicU64>,
+    key: Option<fn() -> &'static StaticKeyFalse>,
 }
 
 impl Entry {
@@ -188,6 +195,7 @@ impl Entry {
             max,
             initial: min,
             counter: None,
+            key: None,
         }
     }
 
@@ -200,6 +208,24 @@ impl Entry {
             max: 0,
             initial: 0,
             counter: Some(counter),
+            key: None,
+        }
+    }
+
+    /// A read-write (`0644`) entry called `name` that shows and sets the
+    /// static key `key` returns, as C's `proc_do_static_key()` does: a
+    /// read shows whether the key is on (`static_key_enabled()`, whoever
+    /// turned it on), a write of 1 or 0 turns it on or off. The table's
+    /// [`Handler`] sees the write first and may refuse it.
+    pub const fn static_key(name: &'static CStr, key: fn() -> &'static StaticKeyFalse) -> Self {
+        Self {
+            name,
+            mode: 0o644,
+            min: 0,
+            max: 1,
+            initial: 0,
+            counter: None,
+            key: Some(key),
         }
     }
 
@@ -247,6 +273,7 @@ pub trait Handler: Send + Sync + 'static {
 struct EntryState {
     value: AtomicI32,
     counter: Option<&'static AtomicU64>,
+    key: Option<fn() -> &'static StaticKeyFalse>,
     // `proc_dointvec_minmax()` reads the bounds through `extra1`/`extra2`.
     min: c_int,
     max: c_int,
@@ -337,6 +364,7 @@ impl<T: Handler> crate::registration::Register for Registration<T> {
                 || e.initial < e.min
                 || e.initial > e.max
                 || (e.counter.is_some() && writable)
+                || (e.key.is_some() && e.counter.is_some())
             {
                 return Err(EINVAL);
             }
@@ -344,6 +372,7 @@ impl<T: Handler> crate::registration::Register for Registration<T> {
                 EntryState {
                     value: AtomicI32::new(e.initial),
                     counter: e.counter,
+                    key: e.key,
                     min: e.min,
                     max: e.max,
                     index,
@@ -450,6 +479,16 @@ unsafe extern "C" fn proc_handler<T: Handler>(
                 &*(*table).extra1.cast::<Inner<T>>(),
             )
         };
+        // Every table here is kernel-wide (global, or the initial
+        // namespace's): a write needs CAP_SYS_ADMIN in the initial user
+        // namespace, as C's proc_do_static_key() asks for its keys. The
+        // file's mode alone would let a CAP_NET_ADMIN holder write a
+        // `net/` entry (net_ctl_permissions()), and root of a user
+        // namespace whose uid 0 is the host's write any.
+        // SAFETY: `capable()` only reads the current task's credentials.
+        if write != 0 && !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as c_int) } {
+            return Err(EPERM);
+        }
         if let Some(counter) = state.counter {
             // Read-only (checked at registration, enforced by the mode).
             let mut tmp: core::ffi::c_ulong = counter.load(Ordering::Relaxed);
@@ -464,7 +503,12 @@ unsafe extern "C" fn proc_handler<T: Handler>(
             })
             .map(|()| 0);
         }
-        let mut tmp: c_int = state.value.load(Ordering::Relaxed);
+        let key = state.key.map(|key| key());
+        let current = || match key {
+            Some(key) => c_int::from(key.is_enabled()),
+            None => state.value.load(Ordering::Relaxed),
+        };
+        let mut tmp: c_int = current();
         // Let the C parser work on a copy, so the value is only stored once
         // both the parser and the handler accept it.
         tmp_table.data = ptr::from_mut(&mut tmp).cast::<c_void>();
@@ -479,7 +523,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         let parses = write != 0 && len != 0 && pos == 0;
         let _guard = parses.then(|| inner.write_lock.lock());
         if parses {
-            tmp = state.value.load(Ordering::Relaxed);
+            tmp = current();
         }
         // SAFETY: `tmp_table` is a valid `ctl_table` for one `c_int` at
         // `tmp` with bounds at `extra1`/`extra2`, all alive for the call; the
@@ -488,8 +532,15 @@ unsafe extern "C" fn proc_handler<T: Handler>(
             bindings::proc_dointvec_minmax(&tmp_table, write, buffer, lenp, ppos)
         })?;
         if parses {
-            let old = state.value.load(Ordering::Relaxed);
+            let old = current();
             inner.handler.write(&inner.values, state.index, old, tmp)?;
+            if let Some(key) = key {
+                if tmp != 0 {
+                    key.enable();
+                } else {
+                    key.disable();
+                }
+            }
             state.value.store(tmp, Ordering::Relaxed);
         }
         Ok(0)

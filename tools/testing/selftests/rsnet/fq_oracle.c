@@ -662,6 +662,27 @@ static void skb_done(struct oracle *o, struct sk_buff *skb)
 
 /* --- operations ------------------------------------------------------ */
 
+/* The qdisc's enqueue and dequeue, under the root lock as the stack calls them. */
+static int o_enqueue(struct oracle *o, struct sk_buff *skb, struct sk_buff **to_free)
+{
+	int ret;
+
+	spin_lock_bh(o->root_lock);
+	ret = o->sch->enqueue(skb, o->sch, to_free);
+	spin_unlock_bh(o->root_lock);
+	return ret;
+}
+
+static struct sk_buff *o_dequeue(struct oracle *o)
+{
+	struct sk_buff *skb;
+
+	spin_lock_bh(o->root_lock);
+	skb = o->sch->dequeue(o->sch);
+	spin_unlock_bh(o->root_lock);
+	return skb;
+}
+
 static u32 pick_len(struct oracle *o)
 {
 	switch (below(o, 8)) {
@@ -819,9 +840,7 @@ static int op_enqueue(struct oracle *o, u32 n)
 		o->skbs[id] = unref ? skb : skb_get(skb);
 		o->enq++;
 
-		spin_lock_bh(o->root_lock);
-		ret = o->sch->enqueue(skb, o->sch, &to_free);
-		spin_unlock_bh(o->root_lock);
+		ret = o_enqueue(o, skb, &to_free);
 		obs(o, 'e', "id %llu src %llu prio %llx len %llu gso %llu ts %llu ecn %llu unref %llu ret %llx",
 		    (u64)id, (u64)src, (u64)prio, (u64)len,
 		    (u64)skb_shinfo(skb)->gso_segs, (u64)cls, (u64)ecn,
@@ -839,9 +858,7 @@ static u32 op_dequeue(struct oracle *o, u32 n)
 	for (i = 0; i < n; i++) {
 		struct sk_buff *skb;
 
-		spin_lock_bh(o->root_lock);
-		skb = o->sch->dequeue(o->sch);
-		spin_unlock_bh(o->root_lock);
+		skb = o_dequeue(o);
 		observe_request(o);
 		if (!skb) {
 			obs(o, 'n', "after %llu", (u64)i);
@@ -1488,9 +1505,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 		o->skbs[o->nskbs++] = skb_get(skb);
 
 		t = ktime_get_ns();
-		spin_lock_bh(o->root_lock);
-		o->sch->enqueue(skb, o->sch, &to_free);
-		spin_unlock_bh(o->root_lock);
+		o_enqueue(o, skb, &to_free);
 		t = ktime_get_ns() - t;
 		if (i < tenth)
 			cost[0] += t;
@@ -1503,9 +1518,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 	while (!err) {
 		struct sk_buff *skb;
 
-		spin_lock_bh(o->root_lock);
-		skb = o->sch->dequeue(o->sch);
-		spin_unlock_bh(o->root_lock);
+		skb = o_dequeue(o);
 		if (!skb)
 			break;
 		deq++;
@@ -1541,6 +1554,19 @@ out:
  * flows. Reports firings and packets for slack @slack ns over @ms
  * virtual milliseconds.
  */
+/* A packet of the experiment's flows into fq, which must keep it. */
+static int slack_send(struct oracle *o, struct sk_buff *skb)
+{
+	struct sk_buff *to_free = NULL;
+
+	qdisc_skb_cb(skb)->pkt_len = 1500;
+	o_enqueue(o, skb, &to_free);
+	if (!to_free)
+		return 0;
+	kfree_skb_list(to_free);
+	return -ENOSPC;
+}
+
 static int run_slack(struct oracle *o, u32 slack, u32 ms)
 {
 	struct netlink_ext_ack extack = {};
@@ -1587,7 +1613,7 @@ static int run_slack(struct oracle *o, u32 slack, u32 ms)
 
 	/* A packet a flow, due at a random phase within 1 ms. */
 	for (i = 0; i < exp_flows && !err; i++) {
-		struct sk_buff *skb = make_skb(o, 1500, INET_ECN_NOT_ECT, false), *to_free = NULL;
+		struct sk_buff *skb = make_skb(o, 1500, INET_ECN_NOT_ECT, false);
 
 		if (!skb) {
 			err = -ENOMEM;
@@ -1597,14 +1623,7 @@ static int run_slack(struct oracle *o, u32 slack, u32 ms)
 		skb->destructor = oracle_sock_destructor;
 		skb->mark = i;
 		skb->tstamp = o->now + 1 + below(o, NSEC_PER_MSEC);
-		qdisc_skb_cb(skb)->pkt_len = 1500;
-		spin_lock_bh(o->root_lock);
-		o->sch->enqueue(skb, o->sch, &to_free);
-		spin_unlock_bh(o->root_lock);
-		if (to_free) {
-			kfree_skb_list(to_free);
-			err = -ENOSPC;
-		}
+		err = slack_send(o, skb);
 	}
 	/* The first run after the enqueues arms the watchdog. */
 	end = o->now + (u64)ms * NSEC_PER_MSEC;
@@ -1614,7 +1633,7 @@ static int run_slack(struct oracle *o, u32 slack, u32 ms)
 		u32 run;
 
 		for (run = 0; ; run++) {
-			struct sk_buff *skb, *to_free = NULL;
+			struct sk_buff *skb;
 
 			/* Every flow at most twice a firing. */
 			if (run > 2 * exp_flows) {
@@ -1622,9 +1641,7 @@ static int run_slack(struct oracle *o, u32 slack, u32 ms)
 				break;
 			}
 
-			spin_lock_bh(o->root_lock);
-			skb = o->sch->dequeue(o->sch);
-			spin_unlock_bh(o->root_lock);
+			skb = o_dequeue(o);
 			if (!skb)
 				break;
 			pkts++;
@@ -1635,15 +1652,9 @@ static int run_slack(struct oracle *o, u32 slack, u32 ms)
 			 */
 			skb->tstamp += NSEC_PER_MSEC;
 			skb->next = NULL;
-			qdisc_skb_cb(skb)->pkt_len = 1500;
-			spin_lock_bh(o->root_lock);
-			o->sch->enqueue(skb, o->sch, &to_free);
-			spin_unlock_bh(o->root_lock);
-			if (to_free) {
-				kfree_skb_list(to_free);
-				err = -ENOSPC;
+			err = slack_send(o, skb);
+			if (err)
 				break;
-			}
 		}
 		fq_vclock_timer_read(&t);
 		if (!t.armed) {
