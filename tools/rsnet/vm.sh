@@ -55,7 +55,9 @@ args+=(--append "rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288
 # emulation gets to them (tens of us late) and every number carries the
 # host's load; with icount timers fire on their deadline and a measured ns is
 # an executed instruction: the guest is a 1 GHz machine of one instruction
-# per cycle, and repeated runs agree.
+# per cycle, and repeated runs agree. RSNET_ICOUNT_SHIFT=N makes each
+# instruction 2^N ns: a guest that runs slower in its own time, to check
+# that a test's outcome does not depend on the guest's speed.
 #
 # The tests' CPU is qemu64 (4-level paging, SSE2): on "max", 5-level page
 # tables and AVX2 string functions made each fork+exec 2.6 times as slow
@@ -68,7 +70,7 @@ tcg="$smp -cpu $cpu"
 if [ "${RSNET_KVM:-0}" = 1 ]; then
 	args+=(--qemu-opts="$smp")
 elif [ "${RSNET_ICOUNT:-0}" = 1 ]; then
-	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=0,sleep=off")
+	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=${RSNET_ICOUNT_SHIFT:-0},sleep=off")
 else
 	# One host thread runs both vCPUs (thread=single): with a thread per
 	# vCPU, QEMU 7.2 let a vCPU run a stale int3 of a text_poke_bp() that
