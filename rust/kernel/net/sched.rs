@@ -163,8 +163,11 @@ impl<T: QdiscOps> DerefMut for Queued<T> {
 
 // SAFETY: `Queued<T>` is a transparent `SkBuff` that owns its reference;
 // `into_raw` gives it up and `from_raw` takes back only what `into_raw` of
-// a `Queued<T>` gave (the trait's contract), so the count it stands for is
-// neither made nor lost on the way.
+// a `Queued<T>` gave (the trait's contract), so no count is made on the
+// way. One can be lost: a `Queued<T>` given up by `into_raw` and never
+// taken back (or passed to `mem::forget`) leaks its skb, and the qdisc
+// then counts a packet it does not hold, which stalls its class (a logic
+// error, as with a C qdisc that miscounts), never undefined behaviour.
 unsafe impl<T: QdiscOps> OwnedSkb for Queued<T> {
     #[inline]
     fn into_raw(self) -> NonNull<bindings::sk_buff> {
