@@ -82,12 +82,25 @@ pids+=($!)
 # 1. Pacing at maxrate is measured with pktgen in fq_pacing.sh (a
 # user-space sender on this emulated debug kernel cannot offer 1 MB/s).
 
-# 2. Fairness: 4 TCP flows behind a 4mbit bottleneck get equal shares.
-# The bottleneck must be below what the emulated guest's senders offer
-# (about 1.5 Mbit/s per Python flow here), or no flow waits in the fq.
-setfq_bottleneck 4mbit
+# bottleneck_kbit MAX_KBIT DIVISOR BYTES SECONDS: MAX_KBIT, or less: the
+# rate BYTES sent in SECONDS made, divided by DIVISOR, so that the senders
+# offer several times what the bottleneck passes however fast the guest
+# runs (a slow guest's senders offered less than a fixed bottleneck).
+bottleneck_kbit() {
+	local k=$(($3 * 8 / $4 / $2 / 1000))
+	[ "$k" -lt 1 ] && k=1
+	echo $(($1 < k ? $1 : k))
+}
+
+# 2. Fairness: 4 TCP flows behind a bottleneck get equal shares. The
+# bottleneck (4mbit at most) is a third of what the four flows deliver in
+# the same 5 s without one, so every flow waits in the fq.
+setfq
+offered=$(inA $TR tcp-flows 10.88.0.2 7000 5 4 | awk '{for (i = 2; i <= NF; i++) s += $i} END {print s + 0}')
+kbit=$(bottleneck_kbit 4000 3 "$offered" 5)
+setfq_bottleneck ${kbit}kbit
 out=$(inA $TR tcp-flows 10.88.0.2 7000 5 4)
-ktap_print_msg "4 flows behind 4mbit: $out"
+ktap_print_msg "4 flows behind ${kbit}kbit ($offered bytes in 5 s without it): $out"
 # jain "bytes N N ...": 0 if the shares' Jain index is at least 0.9.
 jain() {
 	awk '{ for (i = 2; i <= NF; i++) { s += $i; q += $i * $i }
@@ -164,20 +177,29 @@ check "ynl sets plimit, priomap and weights (exit 0, tc shows limit 50p)" \
 	test $rc = 0 -a -n "$(grep -o 'limit 50p' <<<"$pm")"
 
 # One UDP sender floods band 0 (priority 3) and band 2 (priority 5) on two
-# sockets behind 2mbit, far above the bottleneck even on a slow host, so
-# both bands stay backlogged (each at its limit of 50). Weights are bytes
-# per turn (589824:65536): one turn of both takes 2.6 s here, and a 6 s
-# window from the queues' filling on sees band 0 get about 9x band 2.
-tbf_rate 2mbit
-bg_ready inB $TR udp-recv 10.88.0.2 7010 6 --ports 2 --skip 2 >"/tmp/fq_w.$$"
+# sockets behind a bottleneck (2mbit at most, a quarter of what the sender
+# offers without one), so both bands stay backlogged (each at its limit
+# of 50). Weights are bytes per turn (589824:65536): one turn of both
+# takes 2.6 s at 2mbit, and a window of at least two turns (6 s at 2mbit)
+# from the queues' filling on sees band 0 get about 9x band 2.
+tbf_rate 1gbit
+bg_ready inB $TR udp-recv 10.88.0.2 7010 3 --ports 2 >/dev/null
 rx=$!
-inA $TR udp-send 10.88.0.2 7010 1000000 1400 --socks 2 --ports 2 --prio 3,5 --for 14 >/dev/null &
+sent=$(inA $TR udp-send 10.88.0.2 7010 1000000 1400 --socks 2 --ports 2 --prio 3,5 --for 2 | awk '/sent/ {print $2}')
+wait $rx
+kbit=$(bottleneck_kbit 2000 4 $((${sent:-0} * 1400)) 2)
+win=$((655360 * 8 * 22 / 10 / (kbit * 1000) + 1))
+[ $win -lt 6 ] && win=6
+tbf_rate ${kbit}kbit
+bg_ready inB $TR udp-recv 10.88.0.2 7010 $win --ports 2 --skip 2 >"/tmp/fq_w.$$"
+rx=$!
+inA $TR udp-send 10.88.0.2 7010 1000000 1400 --socks 2 --ports 2 --prio 3,5 --for $((win + 8)) >/dev/null &
 tx=$!
 wait $rx
 kill $tx 2>/dev/null
 wait $tx 2>/dev/null
 read -r _ b0 b2 < <(grep port_bytes "/tmp/fq_w.$$")
-ktap_print_msg "band 0 vs band 2 (weights 9:1) behind 2mbit, 6 s: bytes $b0 $b2"
+ktap_print_msg "band 0 vs band 2 (weights 9:1) behind ${kbit}kbit ($sent datagrams in 2 s without it), $win s: bytes $b0 $b2"
 check "band 0 gets at least 3x the bytes of band 2, band 2 is not starved" \
 	test "${b0:-0}" -ge $((3 * ${b2:-0})) -a "${b2:-0}" -gt 0
 
