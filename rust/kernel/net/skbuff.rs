@@ -304,14 +304,14 @@ impl SkBuff {
     #[inline]
     pub fn set_ce(&mut self) -> CeMark {
         let skb = self.as_ptr();
+        // SAFETY: The pointer is valid (type invariant); the helper only
+        // reads the header, which other users may read too.
+        if !unsafe { bindings::skb_ecn_settable(skb) } {
+            // `INET_ECN_set_ce()` would write nothing: no copy, no mark.
+            return CeMark::Unchanged;
+        }
         if self.is_shared() {
-            // SAFETY: The pointer is valid (type invariant); the helper
-            // only reads the header, which the other users may read too.
-            return if unsafe { bindings::skb_ecn_settable(skb) } {
-                CeMark::Refused
-            } else {
-                CeMark::Unchanged
-            };
+            return CeMark::Refused;
         }
         // SAFETY: The pointer is valid and we own the skb (invariant).
         if unsafe { bindings::skb_header_cloned(skb) } {

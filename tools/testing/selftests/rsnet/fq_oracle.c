@@ -1200,13 +1200,16 @@ static int new_epoch(struct oracle *o, struct sk_buff *m)
 {
 	int err;
 
+	/* The epoch begins once its sockets are all there. */
+	err = socks_alloc(o, o->epoch + 1);
+	if (err)
+		return err;
 	o->epoch++;
 	o->epochs++;
 	o->epoch_j = o_jiffies(o, o->now);
 	obs(o, 'E', "epoch %llu", (u64)o->epoch);
-	err = socks_alloc(o, o->epoch);
-	if (err || (o->orphan_mask & 1023) == 1023)
-		return err;
+	if ((o->orphan_mask & 1023) == 1023)
+		return 0;
 	/* Orphan hashes of this epoch must not meet earlier ones. */
 	skb_trim(m, 0);
 	{
