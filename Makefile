@@ -43,7 +43,7 @@ check:
 	@bash $(T)/check.sh
 # The differential oracle alone, large: 1,000 seeds x 1,000 operations per
 # implementation by default, in virtual time, and the timer_slack
-# experiment over 10 virtual seconds (make check runs 100 x 1,000 and
+# experiment over 10 virtual seconds (make check runs 60 x 1,000 and
 # 100 ms).
 oracle:
 	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \

@@ -14,7 +14,7 @@
 # counters, tc_fq_qd_stats (time_next_delayed_flow and
 # unthrottle_latency_ns included), the options dump, each change's errno.
 #
-# ORACLE_SEEDS seeds (default 100) from ORACLE_SEED (default 1), of
+# ORACLE_SEEDS seeds (default 60) from ORACLE_SEED (default 1), of
 # ORACLE_OPS operations each (default 1000), in batches of ORACLE_BATCH
 # seeds per module load (default 100). make oracle runs 1000 x 1000.
 # On a divergence it prints the seed, the shortest prefix of operations
@@ -29,7 +29,7 @@
 . "$(dirname "$0")/lib.sh"
 DEV=fqo0
 DBG=/sys/kernel/debug/fq_oracle/report
-SEEDS=${ORACLE_SEEDS:-100}
+SEEDS=${ORACLE_SEEDS:-60}
 OPS=${ORACLE_OPS:-1000}
 SEED0=${ORACLE_SEED:-1}
 BATCH=${ORACLE_BATCH:-100}
