@@ -364,7 +364,6 @@ impl<T: Handler> crate::registration::Register for Registration<T> {
                 || e.initial < e.min
                 || e.initial > e.max
                 || (e.counter.is_some() && writable)
-                || (e.key.is_some() && e.counter.is_some())
             {
                 return Err(EINVAL);
             }

@@ -225,7 +225,9 @@ struct oracle {
 	/* the self-check */
 	bool perturbed;
 	/* counts for the summary line */
-	u32 enq, drops, fires, advances, epochs;
+	struct {
+		u32 enq, drops, fires, advances, epochs;
+	} n;
 	/* the report */
 	char *buf;
 	size_t len, size;
@@ -753,7 +755,7 @@ static void drop_list(struct oracle *o, struct sk_buff *to_free)
 		to_free = skb->next;
 		obs(o, 'd', "id %llu reason %llu", (u64)skb->mark,
 		    (u64)tc_skb_cb(skb)->drop_reason);
-		o->drops++;
+		o->n.drops++;
 		skb_done(o, skb);
 	}
 }
@@ -838,7 +840,7 @@ static int op_enqueue(struct oracle *o, u32 n)
 		qdisc_skb_cb(skb)->pkt_len = len;
 		o->flags[id] = unref ? OR_UNREF : 0;
 		o->skbs[id] = unref ? skb : skb_get(skb);
-		o->enq++;
+		o->n.enq++;
 
 		ret = o_enqueue(o, skb, &to_free);
 		obs(o, 'e', "id %llu src %llu prio %llx len %llu gso %llu ts %llu ecn %llu unref %llu ret %llx",
@@ -901,7 +903,7 @@ static void advance_to(struct oracle *o, u64 target)
 			at = o->now;
 		clock_set(o, at);
 		fq_vclock_timer_fire();
-		o->fires++;
+		o->n.fires++;
 		obs(o, 'W', "fired at %llu", rel(o, at));
 		op_dequeue(o, OR_FIRE_RUN);
 	}
@@ -958,7 +960,7 @@ static int op_advance(struct oracle *o, struct sk_buff *m)
 			d = limit > o->now ? limit - o->now : 0;
 	}
 	obs(o, 'a', "by %llu", d);
-	o->advances++;
+	o->n.advances++;
 	advance_to(o, o->now + d);
 	/* From fq's gc age on, a flow may be idle long enough. */
 	if (o_jiffies(o, o->now) - o->jbase >= FQ_GC_AGE_J)
@@ -1205,7 +1207,7 @@ static int new_epoch(struct oracle *o, struct sk_buff *m)
 	if (err)
 		return err;
 	o->epoch++;
-	o->epochs++;
+	o->n.epochs++;
 	o->epoch_j = o_jiffies(o, o->now);
 	obs(o, 'E', "epoch %llu", (u64)o->epoch);
 	if ((o->orphan_mask & 1023) == 1023)
@@ -1344,11 +1346,7 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 	o->rng = s;
 	o->hash = s;
 	o->nskbs = 0;
-	o->enq = 0;
-	o->drops = 0;
-	o->fires = 0;
-	o->advances = 0;
-	o->epochs = 0;
+	memset(&o->n, 0, sizeof(o->n));
 	o->epoch = 0;
 	o->op = 0;
 	o->perturbed = false;
@@ -1469,7 +1467,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 	o->rng = 1;
 	o->hash = 1;
 	o->nskbs = 0;
-	o->drops = 0;
+	o->n.drops = 0;
 	o->nsbase = 1000 * NS;
 	o->jbase = INITIAL_JIFFIES;
 	clock_set(o, o->nsbase);
@@ -1535,7 +1533,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 	}
 	if (!err)
 		rep(o, "ooo %s n %u deq %u unordered %u drops %u hash %016llx ns0 %llu ns1 %llu\n",
-		    rand ? "rand" : "late", n, deq, unordered, o->drops, o->hash,
+		    rand ? "rand" : "late", n, deq, unordered, o->n.drops, o->hash,
 		    div_u64(cost[0], tenth), div_u64(cost[1], tenth));
 out:
 	if (sock)
@@ -1725,8 +1723,8 @@ static int oracle_run(struct oracle *o)
 			break;
 		}
 		rep(o, "seed %llu ops %u hash %016llx enq %u drops %u leaked %u ms %u fires %u advances %u epochs %u\n",
-		    s, ops, o->hash, o->enq, o->drops, leaked,
-		    jiffies_to_msecs(took), o->fires, o->advances, o->epochs);
+		    s, ops, o->hash, o->n.enq, o->n.drops, leaked,
+		    jiffies_to_msecs(took), o->n.fires, o->n.advances, o->n.epochs);
 		if (o->truncated)
 			break;
 	}
