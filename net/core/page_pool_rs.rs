@@ -35,7 +35,7 @@ impl RustPath {
     /// The check of `__page_pool_put_page()`: `Some` if `netmem` may be
     /// recycled, else it is released here.
     #[inline(always)]
-    fn recyclable(pool: &PagePool, netmem: Netmem) -> Option<Recyclable> {
+    fn recyclable<'a>(pool: &'a PagePool, netmem: Netmem<'a>) -> Option<Recyclable<'a>> {
         // `__page_pool_page_can_be_recycled()`: the pool holds the only
         // reference and the page is not from the emergency reserves.
         match netmem.into_recyclable() {
@@ -53,11 +53,11 @@ impl RustPath {
     /// The rest of `__page_pool_put_page()` for a synced page: into the
     /// alloc cache if allowed and not full, else handed back for the ring.
     #[inline(always)]
-    fn recycle_direct(
-        pool: &PagePool,
-        netmem: Recyclable,
-        cache: Option<&mut AllocCache<'_>>,
-    ) -> Option<Recyclable> {
+    fn recycle_direct<'a>(
+        pool: &'a PagePool,
+        netmem: Recyclable<'a>,
+        cache: Option<&mut AllocCache<'a>>,
+    ) -> Option<Recyclable<'a>> {
         let Some(cache) = cache else {
             return Some(netmem);
         };
@@ -77,12 +77,12 @@ impl RustPath {
     /// allowed, releases it if it cannot be reused, or returns it for the
     /// ring.
     #[inline(always)]
-    fn put_page(
-        pool: &PagePool,
-        netmem: Netmem,
+    fn put_page<'a>(
+        pool: &'a PagePool,
+        netmem: Netmem<'a>,
         dma_sync_size: u32,
-        cache: Option<&mut AllocCache<'_>>,
-    ) -> Option<Recyclable> {
+        cache: Option<&mut AllocCache<'a>>,
+    ) -> Option<Recyclable<'a>> {
         let netmem = Self::recyclable(pool, netmem)?;
         pool.dma_sync_for_device(&netmem, dma_sync_size);
         Self::recycle_direct(pool, netmem, cache)
@@ -90,7 +90,7 @@ impl RustPath {
 
     /// Recycles a synced page: alloc cache, else ring.
     #[inline(always)]
-    fn recycle(pool: &PagePool, netmem: Recyclable, mut cache: Option<AllocCache<'_>>) {
+    fn recycle<'a>(pool: &'a PagePool, netmem: Recyclable<'a>, mut cache: Option<AllocCache<'a>>) {
         if let Some(netmem) = Self::recycle_direct(pool, netmem, cache.as_mut()) {
             Self::recycle_in_ring(pool, netmem);
         }
@@ -100,11 +100,11 @@ impl RustPath {
     /// (most software devices, XDP_DROP) recycles without saving registers
     /// for the call.
     #[inline(never)]
-    fn sync_and_recycle(
-        pool: &PagePool,
-        netmem: Recyclable,
+    fn sync_and_recycle<'a>(
+        pool: &'a PagePool,
+        netmem: Recyclable<'a>,
         dma_sync_size: u32,
-        cache: Option<AllocCache<'_>>,
+        cache: Option<AllocCache<'a>>,
     ) {
         pool.dma_sync_for_device(&netmem, dma_sync_size);
         Self::recycle(pool, netmem, cache);
@@ -114,7 +114,7 @@ impl RustPath {
     /// full. Out of line: the lock code would otherwise cost the direct
     /// recycle path its registers.
     #[inline(never)]
-    fn recycle_in_ring(pool: &PagePool, netmem: Recyclable) {
+    fn recycle_in_ring<'a>(pool: &'a PagePool, netmem: Recyclable<'a>) {
         let mut ring = pool.ring_producer();
         match ring.produce(netmem) {
             Ok(()) => {
@@ -136,9 +136,9 @@ impl RustPath {
     /// with `CHECK_NID`, stops at a page of a node other than `pref_nid`,
     /// which it releases.
     #[inline(always)]
-    fn fill_from_ring<const CHECK_NID: bool>(
-        pool: &PagePool,
-        cache: &mut AllocCache<'_>,
+    fn fill_from_ring<'a, const CHECK_NID: bool>(
+        pool: &'a PagePool,
+        cache: &mut AllocCache<'a>,
         pref_nid: i32,
     ) {
         // Checking the mark first lets the compiler see that each push
@@ -148,9 +148,10 @@ impl RustPath {
                 return;
             };
             if CHECK_NID && netmem.nid().is_some_and(|nid| nid != pref_nid) {
-                // Foreign node: release one page and let the pool allocate
-                // a local one, which keeps the page allocator's load low.
-                pool.return_page(netmem.into_netmem());
+                // Foreign node: release one page (a dropped page goes back
+                // to the page allocator) and let the pool allocate a local
+                // one, which keeps the page allocator's load low.
+                drop(netmem);
                 cache.alloc_stat_inc(AllocStat::Waive);
                 return;
             }
@@ -167,7 +168,7 @@ impl RustPath {
 impl Hook for RustPath {
     const NAME: &'static CStr = c_str!("rust");
 
-    fn refill_alloc_cache(pool: &PagePool, mut cache: AllocCache<'_>) -> Option<Netmem> {
+    fn refill_alloc_cache<'a>(pool: &'a PagePool, mut cache: AllocCache<'a>) -> Option<Netmem<'a>> {
         // Quicker fallback, no work when the ring is empty.
         if cache.ring_is_empty() {
             cache.alloc_stat_inc(AllocStat::Empty);
@@ -175,10 +176,7 @@ impl Hook for RustPath {
         }
         // The refill runs where the consumer runs (softirq): the node of
         // this CPU is stable and is where the pages will be used.
-        let pref_nid = match pool.nid() {
-            page_pool::NUMA_NO_NODE => page_pool::numa_mem_id(),
-            nid => nid,
-        };
+        let pref_nid = pool.refill_nid();
         // Two copies of the loop, so that the loop does not test the knob.
         if NUMA_CHECK.load(Ordering::Relaxed) {
             Self::fill_from_ring::<true>(pool, &mut cache, pref_nid);
@@ -191,11 +189,11 @@ impl Hook for RustPath {
     }
 
     #[inline]
-    fn put_unrefed(
-        pool: &PagePool,
-        netmem: Netmem,
+    fn put_unrefed<'a>(
+        pool: &'a PagePool,
+        netmem: Netmem<'a>,
         dma_sync_size: u32,
-        cache: Option<AllocCache<'_>>,
+        cache: Option<AllocCache<'a>>,
     ) {
         let Some(netmem) = Self::recyclable(pool, netmem) else {
             return;
@@ -207,7 +205,11 @@ impl Hook for RustPath {
         }
     }
 
-    fn put_bulk(pool: &PagePool, mut pages: BulkPages<'_>, mut cache: Option<AllocCache<'_>>) {
+    fn put_bulk<'a>(
+        pool: &'a PagePool,
+        pages: &mut BulkPages<'a>,
+        mut cache: Option<AllocCache<'a>>,
+    ) {
         while let Some(netmem) = pages.take_next() {
             if let Some(netmem) = Self::put_page(pool, netmem, u32::MAX, cache.as_mut()) {
                 // Each taken page frees a slot, so keeping one cannot fail;

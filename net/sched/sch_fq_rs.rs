@@ -60,6 +60,14 @@ const NSEC_PER_USEC: u64 = 1000;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// Limit of flows collected per lookup.
 const FQ_GC_MAX: usize = 8;
+/// The most flows a qdisc holds (C has no limit but memory): a packet of
+/// a new flow past it is dropped and counted as an allocation error, as
+/// the flow could not be had.
+#[cfg(not(rsnet_vclock))]
+const FQ_MAX_FLOWS: u32 = FlowTable::<Flow>::MAX_LEN;
+/// The oracle's build (`--cfg rsnet_vclock`): a limit its test reaches.
+#[cfg(rsnet_vclock)]
+const FQ_MAX_FLOWS: u32 = 4096;
 
 /// The hash of a flow key: its low bits pick the chain, so that a chain's
 /// flows split by one more bit. `hash_ptr()` keeps a product's top bits;
@@ -745,7 +753,10 @@ impl QdiscOps for Fq {
             band_flows: [band; BAND_SLOTS],
             internal: Flow::new(0, 0, 0),
             stat_fastpath_packets: 0,
-            table: FlowTable::new(Chains::new(cfg.fq_trees_log, flags::GFP_KERNEL)?),
+            table: FlowTable::with_max_len(
+                Chains::new(cfg.fq_trees_log, flags::GFP_KERNEL)?,
+                FQ_MAX_FLOWS,
+            ),
             time_next_delayed_flow: u64::MAX,
             unthrottle_latency_ns: 0,
             gc_age: msecs_to_jiffies(3000),
@@ -813,6 +824,7 @@ impl QdiscOps for Fq {
             flow,
             created,
             collected,
+            full,
         } = q.table.lookup(
             key,
             FQ_GC_MAX,
@@ -836,6 +848,12 @@ impl QdiscOps for Fq {
         q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
         let Some(mut f) = flow else {
             q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
+            // Out of memory, C's case: the fast path queue, for a moment.
+            // At the limit the table may stay full: none of fq's controls
+            // would hold for the traffic of new flows there.
+            if full {
+                return to_free.drop(skb, DropReason::QdiscDrop);
+            }
             return FqSchedData::internal_enqueue(&mut q.internal, skb);
         };
         if created {

@@ -5,6 +5,7 @@
 #include <linux/topology.h>
 #include <net/netmem.h>
 #include <net/page_pool/helpers.h>
+#include <net/page_pool/hook.h>
 
 int rust_helper_page_pool_nid(const struct page_pool *pool)
 {
@@ -19,6 +20,18 @@ int rust_helper_numa_mem_id(void)
 int rust_helper_netmem_page_nid(netmem_ref netmem)
 {
 	return page_to_nid(netmem_to_page(netmem));
+}
+
+/* A hook's page dropped unrecycled: back to the page allocator (or its
+ * provider), through the pool that owns it. struct net_iov mirrors
+ * struct page up to pp.
+ */
+void rust_helper_page_pool_netmem_release(netmem_ref netmem)
+{
+	struct page_pool *pool = netmem_is_net_iov(netmem) ?
+		netmem_to_net_iov(netmem)->pp : netmem_to_page(netmem)->pp;
+
+	page_pool_hook_return_page(pool, netmem);
 }
 
 /* page_pool_put_page_bulk()'s view of one entry: its head page, and

@@ -169,6 +169,47 @@ impl<T: FlowItem> Chains<T> {
         }
     }
 
+    /// Undoes the last split: the last chain's flows join the chain it
+    /// was split from. Returns `false` at the first chains. The heads'
+    /// chunks past the last chain are freed but one, so that a table
+    /// that shrinks and grows by a few flows does not allocate each time.
+    ///
+    /// # Safety
+    ///
+    /// Every node in the chains is a live node of the caller's table.
+    unsafe fn merge_one(&mut self) -> bool {
+        let n = self.base.len();
+        if self.split == 0 {
+            if self.mask + 1 == n {
+                return false;
+            }
+            self.mask >>= 1;
+            self.split = self.mask + 1;
+        }
+        // INVARIANT: `split <= mask` again, and chain `last` is the one
+        // `split_one()` made from chain `split`.
+        self.split -= 1;
+        let last = self.mask + 1 + self.split;
+        let moved = core::mem::replace(self.head(last), ptr::null_mut());
+        if !moved.is_null() {
+            let mut tail = moved;
+            // SAFETY: `moved` heads a chain of live nodes (caller), and we
+            // have the table's `&mut`: no reference into one exists.
+            unsafe {
+                while !(*tail).hnext.is_null() {
+                    tail = (*tail).hnext;
+                }
+                (*tail).hnext = *self.head(self.split);
+            }
+            *self.head(self.split) = moved;
+        }
+        // Heads `last..` are null: a chunk that holds only those can go.
+        while self.ext.len() >= last.saturating_sub(n) + 2 * PTR_CHUNK {
+            drop(self.ext.pop_chunk());
+        }
+        true
+    }
+
     /// Back to the first chains, once the caller has emptied every chain
     /// (heads past the last chain were never written: null). The heads
     /// added by splits stay allocated, so that nothing is freed under
@@ -262,7 +303,7 @@ impl<T: FlowItem> Chains<T> {
 ///   `next` is null; every node with `state == l` is visited once.
 /// - `heap[..heap_len]` are the nodes with `state == THROTTLED`, each
 ///   once, each with `heap_pos` its position.
-/// - `heap.len() >= len`, and `len <= Self::MAX_LEN`.
+/// - `heap.len() >= len`, and `len <= max_len <= Self::MAX_LEN`.
 ///
 /// # Examples
 ///
@@ -415,6 +456,46 @@ impl<T: FlowItem> Chains<T> {
 /// assert_eq!(dropped(), 22);
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// The chains follow the flows: they split as flows are made and merge as
+/// flows are collected, and their heads' memory goes with them. A table
+/// makes no flow past its [`Self::max_len`].
+///
+/// ```
+/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::flow_table::{Chains, FlowItem, FlowTable};
+///
+/// struct F;
+/// impl FlowItem for F {
+///     fn hash(key: usize) -> usize {
+///         key % 64 // 64 chains in use: each lookup meets many flows.
+///     }
+///     fn deadline(&self) -> u64 {
+///         0
+///     }
+/// }
+///
+/// let mut t = FlowTable::<F>::with_max_len(Chains::new(2, GFP_KERNEL)?, 5000);
+/// for k in 0..5000 {
+///     assert!(t.lookup(k, 0, |_| false, || F, GFP_KERNEL).created);
+/// }
+/// assert!(t.chains() >= 5000 && t.chain_heads() >= 5000);
+/// let l = t.lookup(5000, 0, |_| false, || F, GFP_KERNEL);
+/// assert!(l.full && l.flow.is_none() && !l.created && t.len() == 5000);
+/// // Collecting makes room: 8 idle flows go, the new one comes.
+/// let l = t.lookup(5000, 8, |_| true, || F, GFP_KERNEL);
+/// assert!(!l.full && l.created && l.collected == 8);
+/// // Each lookup of a new key collects 8 and makes one.
+/// let mut k = 5001;
+/// while t.len() > 100 {
+///     t.lookup(k, 8, |_| true, || F, GFP_KERNEL);
+///     k += 1;
+/// }
+/// assert!(t.chains() <= 2 * t.len() as usize);
+/// // At most two chunks of 256 heads past the last chain stay.
+/// assert!(t.chain_heads() <= t.chains() + 512);
+/// # Ok::<(), Error>(())
+/// ```
 pub struct FlowTable<T: FlowItem> {
     lists: [List<T>; FLOW_LISTS],
     chains: Chains<T>,
@@ -422,6 +503,7 @@ pub struct FlowTable<T: FlowItem> {
     heap_len: u32,
     seq: u64,
     len: u32,
+    max_len: u32,
 }
 
 // SAFETY: The table owns its nodes and the `T` in each, as a
@@ -437,6 +519,9 @@ pub struct Lookup<'t, T: FlowItem> {
     pub created: bool,
     /// Idle flows collected (freed) on the way.
     pub collected: u32,
+    /// No flow was made because the table holds [`FlowTable::max_len`]
+    /// flows (else `flow` is `None` for want of memory).
+    pub full: bool,
 }
 
 impl<T: FlowItem> FlowTable<T> {
@@ -451,8 +536,14 @@ impl<T: FlowItem> FlowTable<T> {
         "FlowTable: a flow with its links is at most half a page"
     );
 
-    /// An empty table with `chains`.
+    /// An empty table with `chains`, for up to [`Self::MAX_LEN`] flows.
     pub fn new(chains: Chains<T>) -> Self {
+        Self::with_max_len(chains, Self::MAX_LEN)
+    }
+
+    /// An empty table with `chains`, for up to `max_len` flows (at most
+    /// [`Self::MAX_LEN`]).
+    pub fn with_max_len(chains: Chains<T>, max_len: u32) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::NODE_OK;
         Self {
@@ -465,7 +556,15 @@ impl<T: FlowItem> FlowTable<T> {
             heap_len: 0,
             seq: 0,
             len: 0,
+            max_len: core::cmp::min(max_len, Self::MAX_LEN),
         }
+    }
+
+    /// The most flows the table holds: [`Self::lookup`] makes no flow
+    /// past it.
+    #[inline]
+    pub fn max_len(&self) -> u32 {
+        self.max_len
     }
 
     /// The number of flows (C's `q->flows`).
@@ -489,6 +588,12 @@ impl<T: FlowItem> FlowTable<T> {
     /// The number of hash chains.
     pub fn chains(&self) -> usize {
         self.chains.len()
+    }
+
+    /// The number of chain heads allocated (a pointer each): the chains,
+    /// and room for a few more.
+    pub fn chain_heads(&self) -> usize {
+        self.chains.base.len() + self.chains.ext.len()
     }
 
     /// Returns `true` if list `l` has no flow.
@@ -583,6 +688,7 @@ impl<T: FlowItem> FlowTable<T> {
             flow: Some(FlowMut { table: self, node }),
             created: false,
             collected,
+            full: false,
         }
     }
 
@@ -614,6 +720,9 @@ impl<T: FlowItem> FlowTable<T> {
                 // SAFETY: A chain holds live nodes only (type invariant).
                 let node = unsafe { &mut *cur };
                 if node.key == key {
+                    if collected > 0 {
+                        self.shrink();
+                    }
                     return self.found(cur, collected as u32);
                 }
                 if collected < max_collect && node.state == DETACHED && stale(&node.val) {
@@ -628,16 +737,33 @@ impl<T: FlowItem> FlowTable<T> {
                 }
             }
         }
-        let flow = self.insert(key, h, make, gfp);
+        if collected > 0 {
+            self.shrink();
+        }
+        let full = self.len >= self.max_len;
+        let flow = if full {
+            None
+        } else {
+            self.insert(key, h, make, gfp)
+        };
         Lookup {
             created: flow.is_some(),
             flow,
             collected: collected as u32,
+            full,
         }
     }
 
+    /// Merges chains while there are more than two a flow, so that the
+    /// chains' memory follows the flows as they are collected.
+    fn shrink(&mut self) {
+        // SAFETY: The chains hold live nodes of this table only (type
+        // invariant).
+        while self.chains.len() > 2 * self.len as usize && unsafe { self.chains.merge_one() } {}
+    }
+
     /// Makes the flow of `key`, whose hash is `h`, which is not in the
-    /// table.
+    /// table, which holds fewer than `max_len` flows.
     fn insert(
         &mut self,
         key: usize,
@@ -645,9 +771,6 @@ impl<T: FlowItem> FlowTable<T> {
         make: impl FnOnce() -> T,
         gfp: Flags,
     ) -> Option<FlowMut<'_, T>> {
-        if self.len >= Self::MAX_LEN {
-            return None;
-        }
         // Heap room for the new flow, so that throttling never allocates.
         if self.heap.len() <= self.len as usize {
             let chunk = KBox::init(crate::init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp).ok()?;

@@ -8,7 +8,7 @@
 //! path tests it with `static_branch_unlikely()`; Rust code that owns the
 //! policy turns it on and off through [`StaticKeyFalse`].
 
-use crate::{bindings, types::Opaque};
+use crate::{bindings, context::ProcessContext, types::Opaque};
 
 /// A C `struct static_key_false`: a branch that is off until enabled.
 ///
@@ -61,17 +61,20 @@ impl StaticKeyFalse {
 
     /// Turns the branch on (`static_branch_enable()`). Idempotent.
     ///
-    /// Might sleep: it patches code under the jump label lock.
-    pub fn enable(&self) {
-        // SAFETY: `self.key()` is a valid static key (type invariant).
+    /// Sleeps (it takes `cpus_read_lock()` and the jump label mutex to
+    /// patch code): only in process context.
+    pub fn enable(&self, _ctx: &ProcessContext) {
+        // SAFETY: `self.key()` is a valid static key (type invariant), and
+        // we may sleep (`_ctx`).
         unsafe { bindings::static_key_enable(self.key()) };
     }
 
     /// Turns the branch off (`static_branch_disable()`). Idempotent.
     ///
-    /// Might sleep: it patches code under the jump label lock.
-    pub fn disable(&self) {
-        // SAFETY: `self.key()` is a valid static key (type invariant).
+    /// Sleeps, as [`Self::enable`]: only in process context.
+    pub fn disable(&self, _ctx: &ProcessContext) {
+        // SAFETY: `self.key()` is a valid static key (type invariant), and
+        // we may sleep (`_ctx`).
         unsafe { bindings::static_key_disable(self.key()) };
     }
 }

@@ -160,6 +160,7 @@
 use crate::{
     alloc::{flags::GFP_KERNEL, KBox, KVec},
     bindings,
+    context::ProcessContext,
     error::{from_result, to_result},
     ffi::{c_int, c_void},
     prelude::*,
@@ -534,10 +535,13 @@ unsafe extern "C" fn proc_handler<T: Handler>(
             let old = current();
             inner.handler.write(&inner.values, state.index, old, tmp)?;
             if let Some(key) = key {
+                // SAFETY: A proc handler runs in process context (a read()
+                // or write() of the file), holding only the entry's mutex.
+                let ctx = unsafe { ProcessContext::new() };
                 if tmp != 0 {
-                    key.enable();
+                    key.enable(&ctx);
                 } else {
-                    key.disable();
+                    key.disable(&ctx);
                 }
             }
             state.value.store(tmp, Ordering::Relaxed);

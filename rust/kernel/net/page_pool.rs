@@ -40,6 +40,31 @@ pub fn numa_mem_id() -> i32 {
     unsafe { bindings::numa_mem_id() }
 }
 
+/// The node whose pages a refill keeps (`pref_nid` in C's
+/// `page_pool_refill_alloc_cache()`), for a pool on `pool_nid` in a
+/// kernel with (`numa`) or without `CONFIG_NUMA`: the pool's node, or the
+/// consumer's (`mem_id()`, called only then) if the pool has none. Without
+/// `CONFIG_NUMA` the pool's node is ignored, as in C: every page is on
+/// node 0 there, and so is the consumer.
+///
+/// ```
+/// use kernel::net::page_pool::{pref_nid, NUMA_NO_NODE};
+///
+/// assert_eq!(pref_nid(1, true, || 0), 1);
+/// assert_eq!(pref_nid(NUMA_NO_NODE, true, || 2), 2);
+/// // A driver's nonzero node means nothing without CONFIG_NUMA.
+/// assert_eq!(pref_nid(3, false, || 0), 0);
+/// assert_eq!(pref_nid(NUMA_NO_NODE, false, || 0), 0);
+/// ```
+#[inline]
+pub fn pref_nid(pool_nid: i32, numa: bool, mem_id: impl FnOnce() -> i32) -> i32 {
+    if numa && pool_nid != NUMA_NO_NODE {
+        pool_nid
+    } else {
+        mem_id()
+    }
+}
+
 // The x86-64 inlines of the path, with the layout checks they rely on.
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
 mod x86_64;
@@ -49,17 +74,41 @@ mod ptr_ring;
 
 /// A page of a page pool, or a `net_iov` of a memory provider
 /// (`netmem_ref`), that the pool's user gave back: whoever holds a
-/// `Netmem` must recycle it (alloc cache or ring) or release it
-/// ([`PagePool::return_page`]).
+/// `Netmem` recycles it (alloc cache or ring) or releases it
+/// ([`PagePool::return_page`]); one dropped is released.
+///
+/// It lives no longer than the hook call that gave it (`'p`), which sees
+/// one pool only: a hook cannot keep a page, nor put it into another
+/// pool's cache or ring.
 ///
 /// # Invariants
 ///
-/// `self.0` is a non-zero `netmem_ref` of a pool's page, on which the
-/// holder has the pool's ownership: it is in no alloc cache or ring.
-#[must_use = "a page left unrecycled and unreleased leaks from its pool"]
-pub struct Netmem(bindings::netmem_ref);
+/// `self.0` is a non-zero `netmem_ref` of a page of the pool of the hook
+/// call `'p`, on which the holder has the pool's ownership: it is in no
+/// alloc cache or ring.
+#[must_use = "a page left unrecycled is released on drop"]
+pub struct Netmem<'p>(bindings::netmem_ref, PhantomData<&'p PagePool>);
 
-impl Netmem {
+impl Drop for Netmem<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: The page is ours (type invariant), and is given back
+        // once: `into_raw()` forgets a `Netmem` without dropping it. The
+        // helper releases it to its own pool (`page->pp`).
+        unsafe { bindings::page_pool_netmem_release(self.0) };
+    }
+}
+
+impl<'p> Netmem<'p> {
+    /// # Invariants
+    ///
+    /// The caller owns `raw`, a page of the pool of the hook call `'p`
+    /// (see the type's invariants).
+    #[inline]
+    fn owned(raw: bindings::netmem_ref) -> Self {
+        Self(raw, PhantomData)
+    }
+
     /// Returns `true` for a `net_iov` of a memory provider (not a page).
     #[inline]
     pub fn is_net_iov(&self) -> bool {
@@ -132,7 +181,7 @@ impl Netmem {
     /// Only a [`Recyclable`] goes into an alloc cache or a ring, so no hook
     /// can recycle a page someone else still uses or a pfmemalloc page.
     #[inline]
-    pub fn into_recyclable(self) -> core::result::Result<Recyclable, Netmem> {
+    pub fn into_recyclable(self) -> core::result::Result<Recyclable<'p>, Netmem<'p>> {
         if self.is_net_iov() || (self.is_sole_ref() && !self.is_pfmemalloc()) {
             // INVARIANT: Checked just above.
             Ok(Recyclable(self))
@@ -144,7 +193,7 @@ impl Netmem {
     /// Gives up ownership without recycling or releasing.
     #[inline]
     fn into_raw(self) -> bindings::netmem_ref {
-        self.0
+        core::mem::ManuallyDrop::new(self).0
     }
 }
 
@@ -199,22 +248,22 @@ const _: () = {
 ///
 /// The page is a `net_iov`, or the pool holds its only reference and it is
 /// not pfmemalloc.
-#[must_use = "a page left unrecycled and unreleased leaks from its pool"]
-pub struct Recyclable(Netmem);
+#[must_use = "a page left unrecycled is released on drop"]
+pub struct Recyclable<'p>(Netmem<'p>);
 
-impl Recyclable {
+impl<'p> Recyclable<'p> {
     /// Gives up the check, e.g. to release the page after all.
     #[inline]
-    pub fn into_netmem(self) -> Netmem {
+    pub fn into_netmem(self) -> Netmem<'p> {
         self.0
     }
 }
 
-impl core::ops::Deref for Recyclable {
-    type Target = Netmem;
+impl<'p> core::ops::Deref for Recyclable<'p> {
+    type Target = Netmem<'p>;
 
     #[inline]
-    fn deref(&self) -> &Netmem {
+    fn deref(&self) -> &Netmem<'p> {
         &self.0
     }
 }
@@ -248,6 +297,13 @@ impl PagePool {
     pub fn nid(&self) -> i32 {
         // SAFETY: The pool is live (type invariant).
         unsafe { bindings::page_pool_nid(self.as_ptr()) }
+    }
+
+    /// The node whose pages a refill keeps: [`pref_nid`] of this pool in
+    /// this kernel.
+    #[inline]
+    pub fn refill_nid(&self) -> i32 {
+        pref_nid(self.nid(), cfg!(CONFIG_NUMA), numa_mem_id)
     }
 
     /// Whether we run in the pool's consumer context, so the alloc cache
@@ -290,7 +346,7 @@ impl PagePool {
     /// Gives `netmem` back to the page allocator (or its provider),
     /// unmapping it (`page_pool_return_page()`).
     #[inline]
-    pub fn return_page(&self, netmem: Netmem) {
+    pub fn return_page(&self, netmem: Netmem<'_>) {
         // SAFETY: The pool is live and the page is ours (invariants); its
         // ownership goes to the call.
         unsafe { bindings::page_pool_hook_return_page(self.as_ptr(), netmem.into_raw()) };
@@ -314,7 +370,7 @@ impl PagePool {
     /// Syncs the first `dma_sync_size` bytes of `netmem` for the device,
     /// if the pool does DMA sync (`page_pool_dma_sync_for_device()`).
     #[inline]
-    pub fn dma_sync_for_device(&self, netmem: &Netmem, dma_sync_size: u32) {
+    pub fn dma_sync_for_device(&self, netmem: &Netmem<'_>, dma_sync_size: u32) {
         if !self.dma_sync() {
             return;
         }
@@ -393,11 +449,11 @@ pub struct RingProducer<'a> {
     in_softirq: bool,
 }
 
-impl RingProducer<'_> {
+impl<'a> RingProducer<'a> {
     /// Queues `netmem` in the ring, or hands it back if the ring is full
     /// (`__ptr_ring_produce()`).
     #[inline]
-    pub fn produce(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
+    pub fn produce(&mut self, netmem: Recyclable<'a>) -> core::result::Result<(), Recyclable<'a>> {
         let raw = netmem.into_netmem().into_raw();
         // SAFETY: The pool is live and we hold its producer lock; the entry
         // is a page (not NULL, type invariant), which the ring owns once
@@ -406,7 +462,7 @@ impl RingProducer<'_> {
             Ok(())
         } else {
             // INVARIANT: Not queued, the page is still ours and recyclable.
-            Err(Recyclable(Netmem(raw)))
+            Err(Recyclable(Netmem::owned(raw)))
         }
     }
 }
@@ -582,7 +638,7 @@ pub struct AllocCache<'a> {
     _not_send: PhantomData<*mut ()>,
 }
 
-impl AllocCache<'_> {
+impl<'a> AllocCache<'a> {
     #[inline]
     fn alloc(&self) -> *mut bindings::pp_alloc_cache {
         // SAFETY: The pool is live; we only form the field's address.
@@ -598,7 +654,7 @@ impl AllocCache<'_> {
 
     /// Puts `netmem` in the alloc cache, or hands it back if full.
     #[inline]
-    pub fn push(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
+    pub fn push(&mut self, netmem: Recyclable<'a>) -> core::result::Result<(), Recyclable<'a>> {
         let n = self.count();
         if n >= PP_ALLOC_CACHE_SIZE {
             return Err(netmem);
@@ -614,13 +670,13 @@ impl AllocCache<'_> {
 
     /// Takes the most recently cached page.
     #[inline]
-    pub fn pop(&mut self) -> Option<Netmem> {
+    pub fn pop(&mut self) -> Option<Netmem<'a>> {
         let n = self.count().checked_sub(1)?;
         // SAFETY: The consumer context is ours (type invariant); entries
         // below `count` are pages the cache owns, which go to the caller.
         unsafe {
             (*self.alloc()).count = n as u32;
-            Some(Netmem((*self.alloc()).cache[n]))
+            Some(Netmem::owned((*self.alloc()).cache[n]))
         }
     }
 
@@ -634,13 +690,13 @@ impl AllocCache<'_> {
 
     /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
     #[inline]
-    pub fn ring_consume(&mut self) -> Option<Recyclable> {
+    pub fn ring_consume(&mut self) -> Option<Recyclable<'a>> {
         // SAFETY: The pool is live and its consumer context ours (type
         // invariant); the entry taken is the caller's now.
         let netmem = unsafe { ptr_ring::consume(self.pool.ring()) } as bindings::netmem_ref;
         // INVARIANT: A non-zero entry is a page the ring owned, and only a
         // `Recyclable` goes into a ring.
-        (netmem != 0).then_some(Recyclable(Netmem(netmem)))
+        (netmem != 0).then(|| Recyclable(Netmem::owned(netmem)))
     }
 
     /// Counts one event of an allocation statistic.
@@ -693,7 +749,7 @@ pub struct BulkPages<'a> {
 impl<'a> BulkPages<'a> {
     /// Takes the next page whose last pool reference this put dropped.
     #[inline]
-    pub fn take_next(&mut self) -> Option<Netmem> {
+    pub fn take_next(&mut self) -> Option<Netmem<'a>> {
         while self.next < self.count {
             // SAFETY: `next < count`: an untouched entry (type invariant).
             let p = unsafe { *self.data.add(self.next) };
@@ -703,7 +759,7 @@ impl<'a> BulkPages<'a> {
             let netmem = unsafe { bindings::page_pool_bulk_unref(p) };
             if netmem != 0 {
                 // INVARIANT: The last reference is gone: the page is ours.
-                return Some(Netmem(netmem));
+                return Some(Netmem::owned(netmem));
             }
         }
         None
@@ -713,7 +769,7 @@ impl<'a> BulkPages<'a> {
     /// [`BulkPages::take_next`] has consumed already; hands the page back
     /// if there is none (more pages kept than taken).
     #[inline]
-    pub fn keep(&mut self, netmem: Recyclable) -> core::result::Result<(), Recyclable> {
+    pub fn keep(&mut self, netmem: Recyclable<'a>) -> core::result::Result<(), Recyclable<'a>> {
         if self.kept >= self.next {
             return Err(netmem);
         }
@@ -743,11 +799,11 @@ impl<'a> BulkPages<'a> {
 /// [`BulkPages::drain_kept`].
 pub struct KeptPages<'b, 'a>(&'b mut BulkPages<'a>);
 
-impl Iterator for KeptPages<'_, '_> {
-    type Item = Recyclable;
+impl<'a> Iterator for KeptPages<'_, 'a> {
+    type Item = Recyclable<'a>;
 
     #[inline]
-    fn next(&mut self) -> Option<Recyclable> {
+    fn next(&mut self) -> Option<Recyclable<'a>> {
         let pages = &mut *self.0;
         if pages.drained == pages.kept {
             return None;
@@ -757,7 +813,7 @@ impl Iterator for KeptPages<'_, '_> {
         // INVARIANT: Yielded once: `drained` moves past it.
         pages.drained += 1;
         // INVARIANT: Only a `Recyclable` is kept.
-        Some(Recyclable(Netmem(netmem)))
+        Some(Recyclable(Netmem::owned(netmem)))
     }
 }
 
@@ -781,20 +837,21 @@ pub trait Hook: 'static {
     /// Refills the alloc cache from the ring and returns a page, or `None`
     /// to have the pool allocate one (`page_pool_refill_alloc_cache()`).
     /// Called with the alloc cache empty.
-    fn refill_alloc_cache(pool: &PagePool, cache: AllocCache<'_>) -> Option<Netmem>;
+    fn refill_alloc_cache<'a>(pool: &'a PagePool, cache: AllocCache<'a>) -> Option<Netmem<'a>>;
 
     /// Recycles or releases `netmem`, whose last reference the pool's user
     /// dropped (`page_pool_put_unrefed_netmem()`). `cache` is given when
     /// direct recycling into the alloc cache is allowed.
-    fn put_unrefed(
-        pool: &PagePool,
-        netmem: Netmem,
+    fn put_unrefed<'a>(
+        pool: &'a PagePool,
+        netmem: Netmem<'a>,
         dma_sync_size: u32,
-        cache: Option<AllocCache<'_>>,
+        cache: Option<AllocCache<'a>>,
     );
 
-    /// Recycles or releases a batch (`page_pool_put_page_bulk()`).
-    fn put_bulk(pool: &PagePool, pages: BulkPages<'_>, cache: Option<AllocCache<'_>>);
+    /// Recycles or releases a batch (`page_pool_put_page_bulk()`). What
+    /// the hook leaves in `pages` is released when it returns.
+    fn put_bulk<'a>(pool: &'a PagePool, pages: &mut BulkPages<'a>, cache: Option<AllocCache<'a>>);
 }
 
 struct Adapter<T: Hook>(PhantomData<T>);
@@ -840,10 +897,11 @@ impl<T: Hook> Adapter<T> {
         let pool = unsafe { PagePool::from_raw(pool) };
         // As C: if the caller does not know, the pool's NAPI context decides.
         let allow_direct = allow_direct || pool.napi_local();
-        // INVARIANT: The caller gave up its last reference: the page is ours.
+        // INVARIANT: The caller gave up its last reference: the page is
+        // ours, of this pool, for this call.
         T::put_unrefed(
             pool,
-            Netmem(netmem),
+            Netmem::owned(netmem),
             dma_sync_size,
             Self::cache(pool, allow_direct),
         );
@@ -862,7 +920,7 @@ impl<T: Hook> Adapter<T> {
         let pool = unsafe { PagePool::from_raw(pool) };
         let allow_direct = pool.napi_local();
         // INVARIANT: Nothing consumed or kept yet.
-        let pages = BulkPages {
+        let mut pages = BulkPages {
             pool,
             data,
             count: count.max(0) as usize,
@@ -871,7 +929,10 @@ impl<T: Hook> Adapter<T> {
             drained: 0,
             _p: PhantomData,
         };
-        T::put_bulk(pool, pages, Self::cache(pool, allow_direct));
+        T::put_bulk(pool, &mut pages, Self::cache(pool, allow_direct));
+        // What the hook left is released here (`BulkPages::drop`), even if
+        // the hook forgot its `&mut`.
+        drop(pages);
     }
 }
 

@@ -71,6 +71,9 @@ pub enum DropReason {
     FqHorizonLimit,
     /// A flow of `fq` was full (`SKB_DROP_REASON_FQ_FLOW_LIMIT`).
     FqFlowLimit,
+    /// The qdisc had no room for the packet's flow
+    /// (`SKB_DROP_REASON_QDISC_DROP`).
+    QdiscDrop,
 }
 
 /// What [`SkBuff::set_ce`] did to a packet.
@@ -93,6 +96,7 @@ impl DropReason {
             Self::FqBandLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_BAND_LIMIT,
             Self::FqHorizonLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_HORIZON_LIMIT,
             Self::FqFlowLimit => bindings::skb_drop_reason_SKB_DROP_REASON_FQ_FLOW_LIMIT,
+            Self::QdiscDrop => bindings::skb_drop_reason_SKB_DROP_REASON_QDISC_DROP,
         }
     }
 }

@@ -168,6 +168,10 @@ static uint slackexp;
 module_param(slackexp, uint, 0444);
 MODULE_PARM_DESC(slackexp, "instead of seeds: the timer_slack experiment, this many virtual ms");
 
+static uint fill;
+module_param(fill, uint, 0444);
+MODULE_PARM_DESC(fill, "instead of seeds: packets of this many new flows, then of 64 more after fq's gc age");
+
 static uint exp_flows = 1000;
 module_param(exp_flows, uint, 0444);
 MODULE_PARM_DESC(exp_flows, "flows of the timer_slack experiment (default 1000)");
@@ -1694,6 +1698,129 @@ out:
 	return err;
 }
 
+/* --- the flow table's limit -------------------------------------------- */
+
+/*
+ * One packet of each of @n new flows (orphans, one hash each), each
+ * dequeued after its enqueue, behind one packet due later, in frozen
+ * virtual time so that no flow grows
+ * old enough to be collected; then, fq's gc age later, one packet each of
+ * 64 more new flows. C makes a flow for each; sch_fq_rs drops a new
+ * flow's packet once its table is full (4,096 flows in the oracle's
+ * build) and counts an allocation error, and takes new flows again once
+ * idle ones are collected. Reports where the first drop came and the
+ * counters.
+ */
+static int fill_one(struct oracle *o, u32 hash, u32 *drops)
+{
+	struct sk_buff *skb = make_skb(o, 100, INET_ECN_NOT_ECT, false);
+	struct sk_buff *to_free = NULL;
+
+	if (!skb)
+		return -ENOMEM;
+	skb_set_hash(skb, hash, PKT_HASH_TYPE_L4);
+	qdisc_skb_cb(skb)->pkt_len = skb->len;
+	o_enqueue(o, skb, &to_free);
+	if (to_free) {
+		(*drops)++;
+		kfree_skb_list(to_free);
+		return 0;
+	}
+	skb = o_dequeue(o);
+	if (!skb)
+		return -ENODATA;	/* due now, at no rate: it must leave */
+	kfree_skb(skb);
+	return 0;
+}
+
+static int run_fill(struct oracle *o, u32 n)
+{
+	struct netlink_ext_ack extack = {};
+	struct tc_fq_qd_stats st;
+	struct sk_buff *m;
+	struct nlattr *nest;
+	u32 i, drops = 0, first = 0, later = 0;
+	int err;
+
+	o->nsbase = 1000 * NS;
+	o->jbase = INITIAL_JIFFIES;
+	clock_set(o, o->nsbase);
+	m = alloc_skb(1024, GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	err = oracle_qdisc(o);
+	if (err)
+		goto out;
+	/*
+	 * Every hash its own flow; a maxrate keeps packets off the fast
+	 * path (fq_fastpath_check()) without delaying a flow's first packet.
+	 */
+	nest = nla_nest_start_noflag(m, TCA_OPTIONS);
+	nla_put_u32(m, TCA_FQ_ORPHAN_MASK, ~0U);
+	nla_put_u32(m, TCA_FQ_FLOW_MAX_RATE, ~0U - 1);
+	nla_nest_end(m, nest);
+	rtnl_lock();
+	err = o->fq_ops->change(o->sch, nest, &extack);
+	rtnl_unlock();
+	/*
+	 * A packet due in 5 s, first: with it queued, a dequeue walks the
+	 * flows left empty to the end and detaches them (fq_dequeue() returns
+	 * at once from an empty qdisc), which makes them gc candidates.
+	 */
+	if (!err) {
+		struct sk_buff *skb = make_skb(o, 100, INET_ECN_NOT_ECT, false);
+		struct sk_buff *to_free = NULL;
+
+		err = -ENOMEM;
+		if (skb) {
+			skb_set_hash(skb, ~0U, PKT_HASH_TYPE_L4);
+			qdisc_skb_cb(skb)->pkt_len = skb->len;
+			skb->tstamp = o->now + 5 * NS;
+			err = o_enqueue(o, skb, &to_free) == NET_XMIT_SUCCESS ? 0 : -ENOSPC;
+			kfree_skb_list(to_free);
+		}
+	}
+	for (i = 0; i < n && !err; i++) {
+		u32 d = drops;
+
+		err = fill_one(o, i, &drops);
+		if (drops > d && !first)
+			first = i + 1;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	if (err)
+		goto out;
+	/* A dequeue that finds nothing due detaches the flows left empty. */
+	if (o_dequeue(o)) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = read_xstats(o, &st);
+	if (err)
+		goto out;
+	rep(o, "fill %u first_drop %u drops %u flows %llu allocation_errors %llu\n",
+	    n, first, drops, st.flows, st.allocation_errors);
+	/* fq's gc age is 3 s: every flow is idle and stale now. */
+	clock_set(o, o->now + 4 * NS);
+	for (i = 0; i < 64 && !err; i++)
+		err = fill_one(o, n + i, &later);
+	if (!err)
+		err = read_xstats(o, &st);
+	if (!err)
+		rep(o, "after_gc new 64 drops %u flows %llu gc_flows %llu\n",
+		    later, st.flows, st.gc_flows);
+out:
+	if (o->sch) {
+		rtnl_lock();
+		qdisc_put(o->sch);
+		rtnl_unlock();
+		o->sch = NULL;
+	}
+	kfree_skb(m);
+	return err;
+}
+
 static int oracle_run(struct oracle *o)
 {
 	unsigned int k;
@@ -1707,6 +1834,8 @@ static int oracle_run(struct oracle *o)
 			err = run_slack(o, slacks[k], slackexp);
 		return err;
 	}
+	if (fill)
+		return run_fill(o, fill);
 	if (ooo) {
 		err = run_ooo(o, ooo, false);
 		return err ?: run_ooo(o, ooo, true);

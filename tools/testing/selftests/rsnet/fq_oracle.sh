@@ -179,7 +179,7 @@ known_shared() {
 }
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 15
 fq_unload_all
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 ip link del $DEV 2>/dev/null
@@ -268,6 +268,23 @@ for extra in partial shared; do
 	fi
 	BOTH=()
 done
+
+# The flow table's limit: packets of 5,000 new flows in frozen time
+# (behind one flow's packet due later), then of 64 more after fq's gc age. C makes every flow; sch_fq_rs_vt, whose
+# table holds 4,096 flows (the production build: 1,048,576), drops the
+# packets of new flows past that and counts each as an allocation error,
+# and once idle flows are collected takes new flows again.
+for impl in c rust; do
+	: >"$TMP/fill.$impl"
+	oracle $impl "$TMP/fill.$impl" fill=5000
+	while read -r l; do ktap_print_msg "$impl: $l"; done <"$TMP/fill.$impl"
+done
+expect_eq "C fq makes a flow for each of 5,000 new flows" \
+	"fill 5000 first_drop 0 drops 0 flows 5001 allocation_errors 0" "$(grep '^fill' "$TMP/fill.c")"
+expect_eq "Rust fq at its table limit drops each new flow's packet, counted" \
+	"fill 5000 first_drop 4096 drops 905 flows 4096 allocation_errors 905" "$(grep '^fill' "$TMP/fill.rust")"
+check "Rust fq takes new flows again once idle ones are collected" \
+	awk '$1 == "after_gc" && $5 < 64 && $7 <= 4096 && $9 > 0 {ok = 1} END {exit !ok}' "$TMP/fill.rust"
 
 # The timer_slack experiment: 1,000 paced flows, 1M packets/s in all, for
 # SLACK_MS virtual ms; the watchdog firings must be the same for C and

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Proof of the context code runs in.
+//!
+//! Some kernel functions may sleep (they take a mutex, patch code, wait):
+//! called in atomic context (softirq, under a spinlock, inside an RCU
+//! read-side critical section) they deadlock or corrupt the scheduler's
+//! state. A function that may sleep takes a [`ProcessContext`], which
+//! only the code that knows it runs in process context can make: safe
+//! code cannot reach such a function from a hook that runs in atomic
+//! context.
+
+use core::marker::PhantomData;
+
+/// Proof that the current task runs in process context and may sleep: no
+/// spinlock held, interrupts and bottom halves enabled, outside any RCU
+/// read-side critical section.
+///
+/// It cannot leave the thread that made it (neither `Send` nor `Sync`),
+/// and it is only lent (`&ProcessContext`): a function that enters atomic
+/// context while holding the loan can take it as `&mut` to keep the
+/// closure it runs from using it.
+pub struct ProcessContext(PhantomData<*mut ()>);
+
+impl ProcessContext {
+    /// Makes the proof.
+    ///
+    /// # Safety
+    ///
+    /// The caller runs in process context and may sleep, and keeps doing
+    /// so for as long as the value lives: it does not take a spinlock,
+    /// disable interrupts or bottom halves, or enter an RCU read-side
+    /// critical section while the value or a reference to it can be used.
+    #[inline]
+    pub unsafe fn new() -> Self {
+        Self(PhantomData)
+    }
+}

@@ -1,0 +1,44 @@
+// expect: ok
+// A page pool hook may drop what it is given: a dropped page is released to its pool, and what put_bulk leaves is released after it.
+use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
+use kernel::c_str;
+use kernel::prelude::*;
+
+module! {
+    type: Cf,
+    name: "cf",
+    author: "rsnet",
+    description: "compile-fail case",
+    license: "GPL",
+}
+
+struct Cf;
+
+impl kernel::Module for Cf {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(Cf)
+    }
+}
+
+impl Hook for Cf {
+    const NAME: &'static CStr = c_str!("cf");
+
+    fn refill_alloc_cache<'a>(_pool: &'a PagePool, mut cache: AllocCache<'a>) -> Option<Netmem<'a>> {
+        let _ = cache.ring_consume();
+        None
+    }
+
+    fn put_unrefed<'a>(
+        _pool: &'a PagePool,
+        netmem: Netmem<'a>,
+        _dma_sync_size: u32,
+        _cache: Option<AllocCache<'a>>,
+    ) {
+        let _ = netmem;
+    }
+
+    fn put_bulk<'a>(_pool: &'a PagePool, pages: &mut BulkPages<'a>, _cache: Option<AllocCache<'a>>) {
+        let _ = pages.take_next();
+        core::mem::forget(pages);
+    }
+}
