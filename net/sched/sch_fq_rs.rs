@@ -25,7 +25,7 @@
 //! attributes are checked before any is applied.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
-use kernel::alloc::flags;
+use kernel::context::Atomic;
 use kernel::c_str;
 use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
@@ -232,12 +232,6 @@ pub struct FqSchedData {
     stat_flows_plimit: u64,
     stat_pkts_too_long: u64,
     stat_allocation_errors: u64,
-}
-
-/// The allocation flags of flows and chains made under the qdisc's lock.
-#[inline]
-fn gfp_atomic() -> kernel::alloc::Flags {
-    flags::GFP_ATOMIC | flags::__GFP_NOWARN
 }
 
 impl FqSchedData {
@@ -515,7 +509,7 @@ impl FqSchedData {
         let (old, fcnt) = self.table.rehash(
             new,
             |f| time_after(now_j, f.age.wrapping_add(gc_age)),
-            gfp_atomic(),
+            &Atomic,
         );
         self.inactive_flows = self.inactive_flows.wrapping_sub(fcnt);
         self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(fcnt));
@@ -754,7 +748,7 @@ impl QdiscOps for Fq {
             internal: Flow::new(0, 0, 0),
             stat_fastpath_packets: 0,
             table: FlowTable::with_max_len(
-                Chains::new(cfg.fq_trees_log, flags::GFP_KERNEL)?,
+                Chains::new(cfg.fq_trees_log, sch.process_context())?,
                 FQ_MAX_FLOWS,
             ),
             time_next_delayed_flow: u64::MAX,
@@ -841,7 +835,7 @@ impl QdiscOps for Fq {
                     cfg.initial_quantum as i32,
                 )
             },
-            gfp_atomic(),
+            &Atomic,
         );
         // C's u32/u64 counters, wrapping as C's do.
         q.inactive_flows = q.inactive_flows.wrapping_sub(collected);
@@ -922,7 +916,7 @@ impl QdiscOps for Fq {
         let old = sch.with_lock(|_, q| q.cfg);
         let cfg = fq_parse(opt, &old, extack)?;
         let new_root = if cfg.fq_trees_log != old.fq_trees_log {
-            Some(Chains::new(cfg.fq_trees_log, flags::GFP_KERNEL)?)
+            Some(Chains::new(cfg.fq_trees_log, sch.process_context())?)
         } else {
             None
         };

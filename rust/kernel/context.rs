@@ -10,6 +10,7 @@
 //! code cannot reach such a function from a hook that runs in atomic
 //! context.
 
+use crate::alloc::{flags, Flags};
 use core::marker::PhantomData;
 
 /// Proof that the current task runs in process context and may sleep: no
@@ -34,5 +35,32 @@ impl ProcessContext {
     #[inline]
     pub unsafe fn new() -> Self {
         Self(PhantomData)
+    }
+}
+
+/// The allocation flags fit for the context a value proves.
+pub trait AllocContext {
+    /// The flags of an allocation made there.
+    fn gfp(&self) -> Flags;
+}
+
+impl AllocContext for ProcessContext {
+    /// `GFP_KERNEL`: the allocation may sleep to reclaim memory.
+    #[inline]
+    fn gfp(&self) -> Flags {
+        flags::GFP_KERNEL
+    }
+}
+
+/// Any context, atomic included (a qdisc's enqueue, under its root lock):
+/// allocations neither sleep nor warn, and the caller copes when they
+/// fail. Anyone may use it; [`ProcessContext`] is what it takes to sleep.
+pub struct Atomic;
+
+impl AllocContext for Atomic {
+    /// `GFP_ATOMIC | __GFP_NOWARN`.
+    #[inline]
+    fn gfp(&self) -> Flags {
+        flags::GFP_ATOMIC | flags::__GFP_NOWARN
     }
 }

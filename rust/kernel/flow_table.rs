@@ -12,6 +12,7 @@
 
 use crate::{
     alloc::{Flags, KBox, KVVec},
+    context::AllocContext,
     bindings,
     chunk_vec::{ChunkVec, CHUNKVEC_MAX_BYTES},
     prelude::*,
@@ -124,8 +125,10 @@ pub struct Chains<T> {
 unsafe impl<T: Send> Send for Chains<T> {}
 
 impl<T: FlowItem> Chains<T> {
-    /// `2^log` empty chains; `EINVAL` if `log` is 32 or more.
-    pub fn new(log: u8, flags: Flags) -> Result<Self> {
+    /// `2^log` empty chains, allocated as `ctx` allows; `EINVAL` if `log`
+    /// is 32 or more.
+    pub fn new(log: u8, ctx: &impl AllocContext) -> Result<Self> {
+        let flags = ctx.gfp();
         if log >= 32 {
             return Err(EINVAL);
         }
@@ -311,7 +314,7 @@ impl<T: FlowItem> Chains<T> {
 /// round-robin lists give them back in the order they joined.
 ///
 /// ```
-/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::context::Atomic;
 /// use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId};
 ///
 /// struct F {
@@ -327,10 +330,10 @@ impl<T: FlowItem> Chains<T> {
 ///     }
 /// }
 ///
-/// let mut t = FlowTable::<F>::new(Chains::new(1, GFP_KERNEL)?);
+/// let mut t = FlowTable::<F>::new(Chains::new(1, &Atomic)?);
 /// let (new, old) = (ListId::new(0), ListId::new(1));
 /// for k in 0..100 {
-///     let l = t.lookup(k, 0, |_| false, || F { id: k, due: 0 }, GFP_KERNEL);
+///     let l = t.lookup(k, 0, |_| false, || F { id: k, due: 0 }, &Atomic);
 ///     assert!(l.created && l.collected == 0);
 ///     let mut f = l.flow.expect("memory for a flow");
 ///     assert!(f.is_detached() && f.key() == k);
@@ -339,7 +342,7 @@ impl<T: FlowItem> Chains<T> {
 /// assert_eq!(t.len(), 100);
 /// // The chains split as flows come: one chain or more per flow.
 /// assert!(t.chains() >= 100);
-/// let l = t.lookup(42, 0, |_| false, || F { id: 0, due: 0 }, GFP_KERNEL);
+/// let l = t.lookup(42, 0, |_| false, || F { id: 0, due: 0 }, &Atomic);
 /// assert!(!l.created && l.flow.map(|f| f.id) == Some(42));
 ///
 /// // The front of `new` moves to `old` in turn, then is detached.
@@ -362,7 +365,7 @@ impl<T: FlowItem> Chains<T> {
 /// throttled; one can be taken out of the heap from the middle.
 ///
 /// ```
-/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::context::Atomic;
 /// use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId};
 ///
 /// struct F {
@@ -378,18 +381,18 @@ impl<T: FlowItem> Chains<T> {
 ///     }
 /// }
 ///
-/// let mut t = FlowTable::<F>::new(Chains::new(4, GFP_KERNEL)?);
+/// let mut t = FlowTable::<F>::new(Chains::new(4, &Atomic)?);
 /// let l0 = ListId::new(0);
 /// // Deadlines 0, 7, 4, 1, 8, 5, ... for flows 0..64.
 /// let due = |k: usize| ((k * 7) % 10) as u64;
 /// for k in 0..64 {
-///     let mut f = t.lookup(k, 0, |_| false, || F { id: k, due: due(k) }, GFP_KERNEL).flow.unwrap();
+///     let mut f = t.lookup(k, 0, |_| false, || F { id: k, due: due(k) }, &Atomic).flow.unwrap();
 ///     f.attach(l0);
 ///     t.front(l0).expect("the flow just added").throttle();
 /// }
 /// assert_eq!(t.throttled_len(), 64);
 /// // Flow 10 (due 0) leaves from wherever it is in the heap.
-/// let mut f = t.lookup(10, 0, |_| false, || F { id: 0, due: 0 }, GFP_KERNEL).flow.unwrap();
+/// let mut f = t.lookup(10, 0, |_| false, || F { id: 0, due: 0 }, &Atomic).flow.unwrap();
 /// assert!(f.is_throttled() && f.unthrottle(l0) && !f.unthrottle(l0));
 /// assert_eq!(t.throttled_len(), 63);
 /// let mut last = None;
@@ -408,7 +411,7 @@ impl<T: FlowItem> Chains<T> {
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::context::Atomic;
 /// use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId};
 ///
 /// static DROPPED: AtomicUsize = AtomicUsize::new(0);
@@ -428,30 +431,30 @@ impl<T: FlowItem> Chains<T> {
 /// }
 /// let dropped = || DROPPED.load(Ordering::Relaxed);
 ///
-/// let mut t = FlowTable::<F>::new(Chains::new(0, GFP_KERNEL)?);
+/// let mut t = FlowTable::<F>::new(Chains::new(0, &Atomic)?);
 /// // Flows 0..20, the even ones idle, the odd ones busy on a list.
 /// for k in 0..20 {
-///     let mut f = t.lookup(k, 0, |_| false, || F(k % 2 == 0), GFP_KERNEL).flow.unwrap();
+///     let mut f = t.lookup(k, 0, |_| false, || F(k % 2 == 0), &Atomic).flow.unwrap();
 ///     if k % 2 == 1 {
 ///         f.attach(ListId::new(3));
 ///     }
 /// }
 /// // Stale are the idle flows, but only detached ones are collected, at
 /// // most 4 per lookup.
-/// let l = t.lookup(100, 4, |f| f.0 || true, || F(false), GFP_KERNEL);
+/// let l = t.lookup(100, 4, |f| f.0 || true, || F(false), &Atomic);
 /// assert!(l.created && l.collected == 4);
 /// assert_eq!((t.len(), dropped()), (17, 4));
-/// let (old, freed) = t.rehash(Chains::new(3, GFP_KERNEL)?, |f| f.0, GFP_KERNEL);
+/// let (old, freed) = t.rehash(Chains::new(3, &Atomic)?, |f| f.0, &Atomic);
 /// drop(old);
 /// assert_eq!((freed, t.len(), dropped()), (6, 11, 10));
 /// // The busy flows are all still there and found.
 /// for k in (1..20).step_by(2) {
-///     let l = t.lookup(k, 8, |f| f.0, || F(false), GFP_KERNEL);
+///     let l = t.lookup(k, 8, |f| f.0, || F(false), &Atomic);
 ///     assert!(!l.created && l.collected == 0 && l.flow.is_some());
 /// }
 /// t.clear();
 /// assert_eq!((t.len(), dropped()), (0, 21));
-/// t.lookup(7, 0, |_| false, || F(false), GFP_KERNEL);
+/// t.lookup(7, 0, |_| false, || F(false), &Atomic);
 /// drop(t);
 /// assert_eq!(dropped(), 22);
 /// # Ok::<(), Error>(())
@@ -462,7 +465,7 @@ impl<T: FlowItem> Chains<T> {
 /// makes no flow past its [`Self::max_len`].
 ///
 /// ```
-/// use kernel::alloc::flags::GFP_KERNEL;
+/// use kernel::context::Atomic;
 /// use kernel::flow_table::{Chains, FlowItem, FlowTable};
 ///
 /// struct F;
@@ -475,20 +478,20 @@ impl<T: FlowItem> Chains<T> {
 ///     }
 /// }
 ///
-/// let mut t = FlowTable::<F>::with_max_len(Chains::new(2, GFP_KERNEL)?, 5000);
+/// let mut t = FlowTable::<F>::with_max_len(Chains::new(2, &Atomic)?, 5000);
 /// for k in 0..5000 {
-///     assert!(t.lookup(k, 0, |_| false, || F, GFP_KERNEL).created);
+///     assert!(t.lookup(k, 0, |_| false, || F, &Atomic).created);
 /// }
 /// assert!(t.chains() >= 5000 && t.chain_heads() >= 5000);
-/// let l = t.lookup(5000, 0, |_| false, || F, GFP_KERNEL);
+/// let l = t.lookup(5000, 0, |_| false, || F, &Atomic);
 /// assert!(l.full && l.flow.is_none() && !l.created && t.len() == 5000);
 /// // Collecting makes room: 8 idle flows go, the new one comes.
-/// let l = t.lookup(5000, 8, |_| true, || F, GFP_KERNEL);
+/// let l = t.lookup(5000, 8, |_| true, || F, &Atomic);
 /// assert!(!l.full && l.created && l.collected == 8);
 /// // Each lookup of a new key collects 8 and makes one.
 /// let mut k = 5001;
 /// while t.len() > 100 {
-///     t.lookup(k, 8, |_| true, || F, GFP_KERNEL);
+///     t.lookup(k, 8, |_| true, || F, &Atomic);
 ///     k += 1;
 /// }
 /// assert!(t.chains() <= 2 * t.len() as usize);
@@ -648,7 +651,8 @@ impl<T: FlowItem> FlowTable<T> {
     }
 
     /// Finds the flow of `key`, or makes it (detached, its value from
-    /// `make`, its memory allocated with `gfp`), as C's `fq_classify()`.
+    /// `make`, its memory allocated as `ctx` allows), as C's
+    /// `fq_classify()`.
     /// Detached flows met on `key`'s chain for which `stale` returns
     /// `true` are collected, at most `max_collect` of them; a lookup
     /// that meets none walks the chain once.
@@ -659,8 +663,9 @@ impl<T: FlowItem> FlowTable<T> {
         max_collect: usize,
         mut stale: impl FnMut(&T) -> bool,
         make: impl FnOnce() -> T,
-        gfp: Flags,
+        ctx: &impl AllocContext,
     ) -> Lookup<'_, T> {
+        let gfp = ctx.gfp();
         let h = T::hash(key);
         let mut cur = *self.chains.head_of(h);
         let mut walked = true;
@@ -1000,13 +1005,14 @@ impl<T: FlowItem> FlowTable<T> {
     /// which `stale` returns `true` (C's `fq_rehash()`); returns the old
     /// chains, emptied, to be freed outside the qdisc's lock, and the
     /// number of flows freed. Chains are split to one a flow again with
-    /// `gfp` (atomic, under the lock).
+    /// as `ctx` allows (atomic, under the lock).
     pub fn rehash(
         &mut self,
         new: Chains<T>,
         mut stale: impl FnMut(&T) -> bool,
-        gfp: Flags,
+        ctx: &impl AllocContext,
     ) -> (Chains<T>, u32) {
+        let gfp = ctx.gfp();
         let mut old = core::mem::replace(&mut self.chains, new);
         let mut freed = 0;
         for b in 0..old.len() {

@@ -38,6 +38,7 @@
 
 use crate::{
     bindings,
+    context::ProcessContext,
     error::{from_result, to_result, Result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     net::netlink::{ExtAck, NlAttr, NlMsg},
@@ -366,10 +367,18 @@ impl<T: QdiscOps> Qdisc<T> {
 /// `ptr` is a qdisc made from `T`'s ops, in its `init` callback.
 pub struct QdiscInit<'a, T: QdiscOps> {
     ptr: *mut bindings::Qdisc,
+    ctx: ProcessContext,
     _p: PhantomData<(&'a (), T)>,
 }
 
 impl<T: QdiscOps> QdiscInit<'_, T> {
+    /// `init` runs in process context (under RTNL, no lock of the qdisc
+    /// held): its allocations may sleep.
+    #[inline]
+    pub fn process_context(&self) -> &ProcessContext {
+        &self.ctx
+    }
+
     /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
     #[inline]
     pub fn psched_mtu(&self) -> u32 {
@@ -393,10 +402,19 @@ impl<T: QdiscOps> QdiscInit<'_, T> {
 /// callback, whose caller does not hold the root lock.
 pub struct QdiscChange<'a, T: QdiscOps> {
     ptr: *mut bindings::Qdisc,
+    ctx: ProcessContext,
     _p: PhantomData<(&'a (), T)>,
 }
 
 impl<T: QdiscOps> QdiscChange<'_, T> {
+    /// `change` runs in process context (under RTNL) outside
+    /// [`Self::with_lock`], whose `&mut self` keeps the closure it runs
+    /// under the lock from using this.
+    #[inline]
+    pub fn process_context(&self) -> &ProcessContext {
+        &self.ctx
+    }
+
     /// Runs `f` with the qdisc's root lock held (`sch_tree_lock()`), with
     /// the locked qdisc and its state.
     ///
@@ -664,6 +682,11 @@ impl<T: QdiscOps> Adapter<T> {
             // INVARIANT: In `init`, before the qdisc is visible.
             let mut init = QdiscInit {
                 ptr: sch,
+                // SAFETY: The stack creates a qdisc in process context
+                // (qdisc_create(), qdisc_create_dflt(), under RTNL), as
+                // C's fq_init() allocates with GFP_KERNEL; `init` holds
+                // none of the qdisc's locks and `T::init` cannot take one.
+                ctx: unsafe { ProcessContext::new() },
                 _p: PhantomData,
             };
             let data = T::init(&mut init, opt, &mut extack)?;
@@ -735,6 +758,11 @@ impl<T: QdiscOps> Adapter<T> {
             // INVARIANT: In `change`: initialised, not locked.
             let mut change = QdiscChange {
                 ptr: sch,
+                // SAFETY: `tc qdisc change` runs in process context under
+                // RTNL, without the root lock; `with_lock` takes the lock
+                // only while it holds `&mut` of `change`, so the context is
+                // not reachable under it.
+                ctx: unsafe { ProcessContext::new() },
                 _p: PhantomData,
             };
             T::change(&mut change, opt, &mut extack)?;

@@ -4,10 +4,10 @@
 # fq as the leaf of the classful and peeking parents users run: htb, hfsc,
 # tbf in front of drr and of ets, and tbf alone, each with C's fq and
 # with Rust's. The parent shapes to 16kbit, so packets wait in fq: 50
-# sockets (udp_many) send one round held by an SO_TXTIME departure 300 s
-# away (fq throttles those flows) and two rounds due now (the parent
-# peeks them: qdisc_peek_dequeued() moves fq's head packet to the
-# parent-visible gso_skb). Then, each a step:
+# sockets (udp_many) send two rounds due now (the parent peeks them:
+# qdisc_peek_dequeued() moves fq's head packet to the parent-visible
+# gso_skb) and one held by an SO_TXTIME departure 300 s away (fq
+# throttles each flow once it reaches it). Then, each a step:
 #   change    fq's limit to 60, below its backlog: fq drops what it can
 #             dequeue and tells its parents (qdisc_tree_reduce_backlog());
 #   drain     the due packets leave at the parent's rate;
@@ -64,7 +64,7 @@ layout() {
 	case $1 in
 	htb)
 		tc qdisc add dev $DEV root handle 1: htb default 1 &&
-			tc class add dev $DEV parent 1: classid 1:1 htb rate $RATE burst 1600 &&
+			tc class add dev $DEV parent 1: classid 1:1 htb rate $RATE burst 1600 quantum 1514 &&
 			LEAF=1:1 CLASS=1:1 ;;
 	hfsc)
 		tc qdisc add dev $DEV root handle 1: hfsc default 1 &&
@@ -87,13 +87,16 @@ layout() {
 }
 
 # The qdiscs of $DEV as "handle parent kind qlen backlog packets drops",
-# one a line.
+# one a line; backlog as tc prints it (sprint_size(): 13144b, 12Kb).
 tree() {
-	tc -s -j qdisc show dev $DEV | python3 -S -c '
-import json, sys
-for q in json.load(sys.stdin):
-    print(q["handle"], q.get("parent", "root"), q["kind"], q["qlen"], q["backlog"],
-          q["packets"], q["drops"])'
+	tc -s qdisc show dev $DEV | awk '
+		$1 == "qdisc" {
+			if (h != "") print h, p, k, q, b, n, d
+			k = $2; h = $3; p = ($4 == "root") ? "root" : $5
+		}
+		$1 == "Sent" {n = $4; d = $7; sub(",", "", d)}
+		$1 == "backlog" {b = $2; q = $3; sub("p", "", q)}
+		END {if (h != "") print h, p, k, q, b, n, d}'
 }
 # consistent: nothing, if each classful qdisc's qlen and backlog are the
 # sum of its children's; else what differs. The dump reads the qdiscs one
@@ -102,15 +105,29 @@ consistent() {
 	local try out
 	for try in 1 2 3 4 5; do
 		tree >"$TMP/tree"
-		out=$(awk '{q[$1] = $4; b[$1] = $5; k[$1] = $3; p[$1] = $2}
+		out=$(awk '
+			# bytes of a size tc printed; size of bytes as tc prints it
+			function bytes(s) {
+				if (s ~ /Mb$/) return int(substr(s, 1, length(s) - 2) * 1048576 + 0.5)
+				if (s ~ /Kb$/) return int(substr(s, 1, length(s) - 2) * 1024 + 0.5)
+				return substr(s, 1, length(s) - 1) + 0
+			}
+			function size(n) {
+				if (n >= 1048576 && (n % 1048576 < 1024 || n % 1048576 > 1047552))
+					return sprintf("%gMb", int(n / 1048576 + 0.5))
+				if (n >= 1024 && (n % 1024 < 16 || n % 1024 > 1008))
+					return sprintf("%gKb", int(n / 1024 + 0.5))
+				return n "b"
+			}
+			{q[$1] = $4; b[$1] = $5; k[$1] = $3; p[$1] = $2}
 			END {
 				for (h in q) if (k[h] != "fq" && k[h] != "pfifo" && k[h] != "noqueue") {
 					sq = 0; sb = 0; n = 0
-					for (c in q) if (p[c] == h || substr(p[c], 1, length(h)) == h) {
-						sq += q[c]; sb += b[c]; n++
+					for (c in q) if (c != h && substr(p[c], 1, length(h)) == h) {
+						sq += q[c]; sb += bytes(b[c]); n++
 					}
-					if (n && (sq != q[h] || sb != b[h]))
-						printf "%s %s qlen %d backlog %d, children %d %d; ", k[h], h, q[h], b[h], sq, sb
+					if (n && (sq != q[h] || size(sb) != b[h]))
+						printf "%s %s qlen %d backlog %s, children %d %s; ", k[h], h, q[h], b[h], sq, size(sb)
 				}
 			}' "$TMP/tree")
 		[ -z "$out" ] && return 0
@@ -121,7 +138,7 @@ consistent() {
 field() { awk -v h="$1" -v c="$2" '$1 == h {print $c}' "$TMP/tree"; }
 # drain: wait until the root holds only the N held packets.
 drain() {
-	local end=$((SECONDS + 60))
+	local end=$((SECONDS + 30))
 	while [ $SECONDS -lt $end ]; do
 		tree >"$TMP/tree"
 		[ "$(field 1: 4)" -le $N ] 2>/dev/null && return 0
@@ -135,9 +152,11 @@ run() {
 	if [ "$impl" = c ]; then fq_use_c; else fq_use_rust; fi
 	OFFERED=0
 	layout "$l" || bad+="layout; "
+	# Due packets first: a flow whose head waits is throttled, and what
+	# follows waits with it.
+	send 0
+	send 0
 	send 300000
-	send 0
-	send 0
 	bad+=$(consistent | sed 's/^/burst: /')
 	tc qdisc change dev $DEV parent $LEAF handle 10: fq limit 60 || bad+="change; "
 	bad+=$(consistent | sed 's/^/change: /')
@@ -152,8 +171,8 @@ run() {
 	got+=", root after delete $(field 1: 4)/$(field 1: 5)"
 	if [ -n "$CLASS" ]; then
 		tc qdisc replace dev $DEV parent $LEAF handle 10: $FQ || bad+="re-add; "
-		send 300000
 		send 0
+		send 300000
 		[ "$l" = tbf_drr ] && tc filter del dev $DEV parent 2:
 		tc class del dev $DEV classid $CLASS || bad+="class delete; "
 		bad+=$(consistent | sed 's/^/class: /')
