@@ -25,8 +25,8 @@
 //! attributes are checked before any is applied.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
-use kernel::context::Atomic;
 use kernel::c_str;
+use kernel::context::Atomic;
 use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{

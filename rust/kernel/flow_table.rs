@@ -12,9 +12,9 @@
 
 use crate::{
     alloc::{Flags, KBox, KVVec},
-    context::AllocContext,
     bindings,
     chunk_vec::{ChunkVec, CHUNKVEC_MAX_BYTES},
+    context::AllocContext,
     prelude::*,
 };
 use core::{

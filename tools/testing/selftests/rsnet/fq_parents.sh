@@ -14,7 +14,8 @@
 #   delete    the fq goes, its packets purged;
 #   class     (htb, hfsc, drr) a new fq fed again, then its class deleted.
 # After each step every qdisc's qlen and backlog are its children's sum
-# (an fq's are its own), and at the end every packet offered was sent or
+# (an fq's are its own; a peeked qdisc below tbf may hold one packet more,
+# in its gso_skb), and at the end every packet offered was sent or
 # counted dropped at the root. What does not depend on the guest's speed
 # (fq within its new limit, the packets held after the drain, an empty
 # root after each deletion) must be C's.
@@ -126,6 +127,11 @@ consistent() {
 					for (c in q) if (c != h && substr(p[c], 1, length(h)) == h) {
 						sq += q[c]; sb += bytes(b[c]); n++
 					}
+					# A peeked parent holds one packet of its own
+					# (qdisc_peek_dequeued(): its gso_skb).
+					d = bytes(b[h]) - sb
+					if (n && p[h] != "root" && q[h] == sq + 1 && d > 0 && d <= 1600)
+						continue
 					if (n && (sq != q[h] || size(sb) != b[h]))
 						printf "%s %s qlen %d backlog %s, children %d %s; ", k[h], h, q[h], b[h], sq, size(sb)
 				}

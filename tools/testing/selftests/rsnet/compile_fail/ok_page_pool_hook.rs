@@ -1,7 +1,7 @@
 // expect: ok
 // A page pool hook may drop what it is given: a dropped page is released to its pool, and what put_bulk leaves is released after it.
-use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
 use kernel::c_str;
+use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
 use kernel::prelude::*;
 
 module! {
@@ -23,7 +23,10 @@ impl kernel::Module for Cf {
 impl Hook for Cf {
     const NAME: &'static CStr = c_str!("cf");
 
-    fn refill_alloc_cache<'a>(_pool: &'a PagePool, mut cache: AllocCache<'a>) -> Option<Netmem<'a>> {
+    fn refill_alloc_cache<'a>(
+        _pool: &'a PagePool,
+        mut cache: AllocCache<'a>,
+    ) -> Option<Netmem<'a>> {
         let _ = cache.ring_consume();
         None
     }
@@ -37,7 +40,11 @@ impl Hook for Cf {
         let _ = netmem;
     }
 
-    fn put_bulk<'a>(_pool: &'a PagePool, pages: &mut BulkPages<'a>, _cache: Option<AllocCache<'a>>) {
+    fn put_bulk<'a>(
+        _pool: &'a PagePool,
+        pages: &mut BulkPages<'a>,
+        _cache: Option<AllocCache<'a>>,
+    ) {
         let _ = pages.take_next();
         core::mem::forget(pages);
     }

@@ -1,7 +1,7 @@
 // expect: E0521
 // A page pool hook cannot keep a page past its call (to recycle it later, perhaps into another pool).
-use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
 use kernel::c_str;
+use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
 use kernel::prelude::*;
 
 module! {
@@ -41,5 +41,10 @@ impl Hook for Cf {
         keep(netmem);
     }
 
-    fn put_bulk<'a>(_pool: &'a PagePool, _pages: &mut BulkPages<'a>, _cache: Option<AllocCache<'a>>) {}
+    fn put_bulk<'a>(
+        _pool: &'a PagePool,
+        _pages: &mut BulkPages<'a>,
+        _cache: Option<AllocCache<'a>>,
+    ) {
+    }
 }

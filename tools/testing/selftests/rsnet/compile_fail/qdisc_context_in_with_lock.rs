@@ -1,12 +1,12 @@
 // expect: E0502
 // change cannot allocate with its process context under the root lock: with_lock() borrows the context's owner for the closure.
+use kernel::context::Atomic;
+use kernel::flow_table::{Chains, FlowItem, FlowTable};
 use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
 use kernel::net::sched::{
     Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::DropReason;
-use kernel::context::Atomic;
-use kernel::flow_table::{Chains, FlowItem, FlowTable};
 use kernel::prelude::*;
 use kernel::str::CStr;
 

@@ -1,13 +1,13 @@
 // expect: E0277
 // enqueue (root lock held) cannot make a flow with GFP_KERNEL: FlowTable::lookup takes its flags from a context, not a Flags.
+use kernel::alloc::flags::GFP_KERNEL;
+use kernel::context::Atomic;
+use kernel::flow_table::{Chains, FlowItem, FlowTable};
 use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
 use kernel::net::sched::{
     Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::DropReason;
-use kernel::alloc::flags::GFP_KERNEL;
-use kernel::context::Atomic;
-use kernel::flow_table::{Chains, FlowItem, FlowTable};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
