@@ -1268,16 +1268,22 @@ static void op_sock(struct oracle *o)
 
 /* --- one seed --------------------------------------------------------- */
 
+/* oracle_qdisc_put() - the fq of oracle_qdisc() goes, if there is one. */
+static void oracle_qdisc_put(struct oracle *o)
+{
+	if (!o->sch)
+		return;
+	rtnl_lock();
+	qdisc_put(o->sch);
+	rtnl_unlock();
+	o->sch = NULL;
+}
+
 static void seed_end(struct oracle *o, u32 *leaked)
 {
 	u32 id;
 
-	if (o->sch) {
-		rtnl_lock();
-		qdisc_put(o->sch);
-		rtnl_unlock();
-		o->sch = NULL;
-	}
+	oracle_qdisc_put(o);
 	*leaked = 0;
 	for (id = 0; id < o->nskbs; id++) {
 		struct sk_buff *skb = o->skbs[id];
@@ -1681,12 +1687,7 @@ static int run_slack(struct oracle *o, u32 slack, u32 ms)
 		    slack, exp_flows, ms, fires, pkts, div_u64(fires * 1000, ms),
 		    div_u64(pkts * 1000, ms), div_u64(ktime_get_ns() - t0, NSEC_PER_MSEC));
 out:
-	if (o->sch) {
-		rtnl_lock();
-		qdisc_put(o->sch);
-		rtnl_unlock();
-		o->sch = NULL;
-	}
+	oracle_qdisc_put(o);
 	for (i = 0; socks && i < exp_flows; i++) {
 		if (!socks[i])
 			continue;
@@ -1811,12 +1812,7 @@ static int run_fill(struct oracle *o, u32 n)
 		rep(o, "after_gc new 64 drops %u flows %llu gc_flows %llu\n",
 		    later, st.flows, st.gc_flows);
 out:
-	if (o->sch) {
-		rtnl_lock();
-		qdisc_put(o->sch);
-		rtnl_unlock();
-		o->sch = NULL;
-	}
+	oracle_qdisc_put(o);
 	kfree_skb(m);
 	return err;
 }

@@ -155,7 +155,6 @@ drain() {
 
 run() {
 	local l=$1 impl=$2 bad="" got=""
-	if [ "$impl" = c ]; then fq_use_c; else fq_use_rust; fi
 	OFFERED=0
 	layout "$l" || bad+="layout; "
 	# Due packets first: a flow whose head waits is throttled, and what
@@ -194,14 +193,19 @@ run() {
 	[ -z "$bad" ] || ktap_print_msg "$l/$impl: $bad"
 	check "$l/$impl: parent and fq agree after burst, change limit, drain, delete; every packet accounted" \
 		test -z "$bad"
-	res[$impl]=$got
+	res[$l/$impl]=$got
 	tc qdisc del dev $DEV root 2>/dev/null
 }
 
+# Every layout on C's fq, then on Rust's: one module switch.
 declare -A res
+for impl in c rust; do
+	if [ "$impl" = c ]; then fq_use_c; else fq_use_rust; fi
+	for l in $LAYOUTS; do
+		run "$l" $impl
+	done
+done
 for l in $LAYOUTS; do
-	run "$l" c
-	run "$l" rust
-	expect_eq "$l: Rust fq's counts under the parent are C's" "${res[c]}" "${res[rust]}"
+	expect_eq "$l: Rust fq's counts under the parent are C's" "${res[$l/c]}" "${res[$l/rust]}"
 done
 ktap_finished
