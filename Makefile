@@ -8,7 +8,8 @@
 #   make kernel   only prepare and build the test kernel (cached)
 #   make modules  only build the out-of-tree modules
 #   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5,
-#                 BENCH=page_pool,tcp,fq,fqscale picks the parts)
+#                 BENCH=page_pool,tcp,fq,fqscale picks the parts; cache
+#                 misses per packet from a TCG cache model, CACHE=0: without)
 #   make oracle   C fq against Rust fq on the same scripts, at scale
 #                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
 #   make fuzz     random fq netlink requests, C against Rust, at scale
@@ -22,7 +23,7 @@
 # The modules themselves are built by Kbuild (make -C $KDIR M=$PWD).
 
 T := tools/rsnet
-export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CHECK_VMS
+export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CACHE CHECK_VMS
 export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
 export FQ_FUZZ_SETS FQ_FUZZ_SEED
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make

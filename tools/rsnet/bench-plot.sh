@@ -7,6 +7,8 @@
 #                            measured back to back)
 #   OUTDIR/bench-slack.svg   fq watchdog wakeups per second against
 #                            timer_slack, C and Rust, median and range
+#   OUTDIR/bench-cache.svg   cache misses per packet against flows, C and
+#                            Rust (with the cache model)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -73,4 +75,24 @@ if [ -s "$tmp/slack.dat" ]; then
 		     "" using 1:5:6:7 with yerrorlines pt 5 lc "#1f77b4" title "Rust sch_fq_rs"
 	EOF
 fi
-step "plots: $out/bench-ratios.svg $out/bench-slack.svg"
+# The cache model (cache-tables.py): misses per packet against flows,
+# FLOWS L1-C L1-RUST L2-C L2-RUST LLC-C LLC-RUST.
+if [ -s "$res/cache-plot.dat" ]; then
+	gnuplot <<-EOF
+		set terminal svg size 900,500 dynamic noenhanced font "sans,12" background "white"
+		set output "$out/bench-cache.svg"
+		set title "fq_bench, burst 64: cache misses per packet (cache model, median of rounds)"
+		set xlabel "flows (log scale)"
+		set ylabel "misses per packet"
+		set logscale x
+		set grid
+		set key top left
+		plot "$res/cache-plot.dat" using 1:2 with linespoints pt 7 dt 1 lc "#d62728" title "L1d C", \
+		     "" using 1:3 with linespoints pt 5 dt 1 lc "#1f77b4" title "L1d Rust", \
+		     "" using 1:4 with linespoints pt 7 dt 2 lc "#d62728" title "L2 C", \
+		     "" using 1:5 with linespoints pt 5 dt 2 lc "#1f77b4" title "L2 Rust", \
+		     "" using 1:6 with linespoints pt 7 dt 3 lc "#d62728" title "LLC C", \
+		     "" using 1:7 with linespoints pt 5 dt 3 lc "#1f77b4" title "LLC Rust"
+	EOF
+fi
+step "plots in $out: bench-ratios.svg bench-slack.svg$([ -s "$res/cache-plot.dat" ] && echo " bench-cache.svg")"

@@ -24,6 +24,12 @@ plot_row() { printf 'row\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$res/plot.tsv
 # Odd rounds run C (or off) first, even rounds Rust (or on): whatever
 # drifts during a run (host load, the guest's memory) cannot favour a side.
 a_first() { (($1 % 2)); }
+# The cache model (tools/rsnet/cacheplugin, when bench.sh loads it) counts
+# each measured run as a region of its own; marks.tsv says which:
+#   ID<TAB>TABLE<TAB>ROW<TAB>IMPL<TAB>ROUND<TAB>PACKETS<TAB>NS<TAB>BYTES/FLOW
+# (a row may have several regions a run: page_pool's xcpu has two).
+MARK=0
+mark_row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$res/marks.tsv"; }
 
 if want page_pool; then
 # --- page_pool: recycle paths, C against Rust --------------------------------
@@ -47,12 +53,21 @@ say "path         C ns        Rust ns     Rust/C ns    C cycles   Rust cycles"
 say "===========  ==========  ==========  ===========  =========  =========="
 declare -A PC PR
 for i in $(seq "$ROUNDS"); do
+	# Five regions a run: fast, ring, slow, xcpu's two sides.
+	mc=$MARK mr=$((MARK + 5)); MARK=$((MARK + 10))
 	if a_first "$i"; then
-		lc=$(pp_run c loops=$PP_LOOPS); lr=$(pp_run rust loops=$PP_LOOPS)
+		lc=$(pp_run c loops=$PP_LOOPS mark=$mc); lr=$(pp_run rust loops=$PP_LOOPS mark=$mr)
 	else
-		lr=$(pp_run rust loops=$PP_LOOPS); lc=$(pp_run c loops=$PP_LOOPS)
+		lr=$(pp_run rust loops=$PP_LOOPS mark=$mr); lc=$(pp_run c loops=$PP_LOOPS mark=$mc)
 	fi
 	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
+	for impl in c rust; do
+		if [ $impl = c ]; then m=$mc l=$lc; else m=$mr l=$lr; fi
+		for p in fast ring slow xcpu xcpu; do
+			mark_row "$m" page_pool "$p" $impl "$i" $PP_LOOPS "$(field ${p}_ns "$l")" -
+			m=$((m + 1))
+		done
+	done
 	for p in fast ring slow xcpu; do
 		PC[$p.ns]+=" $(field ${p}_ns "$lc")"; PR[$p.ns]+=" $(field ${p}_ns "$lr")"
 		PC[$p.cy]+=" $(field ${p}_cycles "$lc")"; PR[$p.cy]+=" $(field ${p}_cycles "$lr")"
@@ -253,14 +268,14 @@ say ""
 # whole transmit path.
 ip link add fqb0 type dummy
 FQB_LOOPS=1000000
-fqb() { # IMPL FLOWS BURST SOCK -> ns per packet
+fqb() { # IMPL FLOWS BURST SOCK MARK -> "ns-per-packet packets"
 	fq_impl "$1"
 	tc qdisc add dev fqb0 root fq
 	dmesg -C
-	modprobe fq_bench dev=fqb0 flows="$2" burst="$3" sock="$4" loops=$FQB_LOOPS &&
+	modprobe fq_bench dev=fqb0 flows="$2" burst="$3" sock="$4" loops=$FQB_LOOPS mark="$5" &&
 		modprobe -r fq_bench
 	tc qdisc del dev fqb0 root
-	dmesg | sed -n 's/.*fq_bench: .* ns=\([0-9.]*\).*/\1/p' | tail -1
+	dmesg | sed -n 's/.*fq_bench: .* pkts=\([0-9]*\) ns=\([0-9.]*\).*/\2 \1/p' | tail -1
 }
 say "sch_fq: enqueue + dequeue per packet, the qdisc alone (fq_bench, $FQB_LOOPS packets, default options)"
 say ""
@@ -276,7 +291,9 @@ for cs in "1 1 0 fast path (1 flow, burst 1)" "1 64 0 1 flow, burst 64" \
 	c=(); r=()
 	for i in $(seq "$ROUNDS"); do
 		for impl in $(a_first "$i" && echo c rust || echo rust c); do
-			n=$(fqb $impl "$flows" "$burst" "$sock")
+			read -r n pk <<<"$(fqb $impl "$flows" "$burst" "$sock" $MARK)"
+			mark_row $MARK fq "$label" $impl "$i" "$pk" "$n" -
+			MARK=$((MARK + 1))
 			if [ $impl = c ]; then c+=("$n"); else r+=("$n"); fi
 		done
 	done
@@ -339,22 +356,23 @@ fi
 if want fqscale; then
 ip link add fqb1 type dummy
 sunreclaim() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
-fqs() { # IMPL FLOWS SOCK [fq options] -> "ns bytes-per-flow"
-	local impl=$1 flows=$2 sock=$3 m0 m1 ns loops=$(($2 * 10))
-	shift 3
+fqs() { # IMPL FLOWS SOCK MARK [fq options] -> "ns bytes-per-flow packets"
+	local impl=$1 flows=$2 sock=$3 mark=$4 m0 m1 ns pk loops=$(($2 * 10))
+	shift 4
 	[ $loops -lt 1000000 ] && loops=1000000
 	fq_impl "$impl"
 	sync
 	m0=$(sunreclaim)
 	tc qdisc add dev fqb1 root fq orphan_mask 1048575 "$@"
 	dmesg -C
-	modprobe fq_bench dev=fqb1 flows="$flows" burst=64 sock="$sock" loops=$loops &&
+	modprobe fq_bench dev=fqb1 flows="$flows" burst=64 sock="$sock" loops=$loops mark="$mark" &&
 		modprobe -r fq_bench
 	sleep 1
 	m1=$(sunreclaim)
 	tc qdisc del dev fqb1 root
 	ns=$(dmesg | sed -n 's/.*fq_bench: .* ns=\([0-9.]*\).*/\1/p' | tail -1)
-	echo "${ns:-0} $(((m1 - m0) * 1024 / flows))"
+	pk=$(dmesg | sed -n 's/.*fq_bench: .* pkts=\([0-9]*\).*/\1/p' | tail -1)
+	echo "${ns:-0} $(((m1 - m0) * 1024 / flows)) ${pk:-0}"
 }
 say "sch_fq at scale: enqueue + dequeue per packet, the qdisc alone (fq_bench, burst 64,"
 say "each flow about ten times, orphan_mask 1048575), and bytes held per flow after the run"
@@ -370,7 +388,9 @@ for cs in "1000 0 - 1,000 flows" "10000 0 - 10,000 flows" "100000 0 - 100,000 fl
 	c=(); r=(); cb=(); rb=()
 	for i in $(seq "$ROUNDS"); do
 		for impl in $(a_first "$i" && echo c rust || echo rust c); do
-			read -r n b <<<"$(fqs $impl "$flows" "$sock" "${opts[@]}")"
+			read -r n b pk <<<"$(fqs $impl "$flows" "$sock" $MARK "${opts[@]}")"
+			mark_row $MARK fqscale "$label" $impl "$i" "$pk" "$n" "$b"
+			MARK=$((MARK + 1))
 			if [ $impl = c ]; then c+=("$n"); cb+=("$b"); else r+=("$n"); rb+=("$b"); fi
 		done
 	done

@@ -70,7 +70,9 @@ tcg="$smp -cpu $cpu"
 if [ "${RSNET_KVM:-0}" = 1 ]; then
 	args+=(--qemu-opts="$smp")
 elif [ "${RSNET_ICOUNT:-0}" = 1 ]; then
-	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=${RSNET_ICOUNT_SHIFT:-0},sleep=off")
+	# RSNET_PLUGIN (make bench): a TCG plugin and its arguments, e.g. the
+	# cache model (tools/rsnet/cacheplugin), "file=LIB,out=FILE".
+	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=${RSNET_ICOUNT_SHIFT:-0},sleep=off${RSNET_PLUGIN:+ -plugin $RSNET_PLUGIN}")
 else
 	# One host thread runs both vCPUs (thread=single): with a thread per
 	# vCPU, QEMU 7.2 let a vCPU run a stale int3 of a text_poke_bp() that

@@ -8,6 +8,7 @@
  *
  *   tc qdisc add dev D root fq [options]	(D down: no other traffic)
  *   modprobe fq_bench dev=D [flows=F] [burst=B] [loops=N] [cpu=C] [sock=1]
+ *	[mark=ID]
  *	fq_bench: impl=sch_fq flows=F burst=B sock=S pkts=N ns=X.XX cycles=N
  *
  * Each loop enqueues @burst 64-byte skbs of @flows flows (skb->hash set,
@@ -26,6 +27,9 @@
  * owns the flow's skbs, without a destructor: fq then classifies by socket
  * as for a connected TCP flow (socket state, hash, full-socket and TCP
  * checks, pacing status), the path of real TCP traffic.
+ *
+ * The measured loops are a region @mark of make bench's cache model
+ * (rsnet_cache_mark.h).
  *
  * D must be down (its transmit queue then runs noop, so only this module
  * calls the qdisc) and the qdisc must not throttle (no maxrate): a packet
@@ -47,6 +51,7 @@
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
+#include "rsnet_cache_mark.h"
 #include "run_on_cpu.h"
 
 static char *dev = "fqbench";
@@ -72,6 +77,10 @@ MODULE_PARM_DESC(sock, "the flows are TCP sockets, not orphan hashes (default 0)
 static int cpu = -1;
 module_param(cpu, int, 0444);
 MODULE_PARM_DESC(cpu, "CPU to run on (default: first online)");
+
+static unsigned int mark;
+module_param(mark, uint, 0444);
+MODULE_PARM_DESC(mark, "region of make bench's cache model, 0..4095 (default 0)");
 
 #define BENCH_MAX_BURST	64
 #define BENCH_MAX_FLOWS	(1U << 20)
@@ -138,8 +147,10 @@ static int bench_run(void *arg)
 		spin_lock_bh(root_lock);
 		t0 = ktime_get_ns();
 		c0 = get_cycles();
+		rsnet_cache_begin(mark);
 		for (n = 0; n < BENCH_CHUNK && !err; n += burst)
 			err = bench_burst(b, &next_flow, &to_free);
+		rsnet_cache_end(mark);
 		b->cycles += get_cycles() - c0;
 		b->ns += ktime_get_ns() - t0;
 		/* A failed run leaves no skb behind in the qdisc. */

@@ -29,6 +29,10 @@
  *	      the first allocation until the last page is back is work; per
  *	      page, in ns and in get_cycles() units of the allocating CPU.
  *
+ *	With mark=ID the measured loops are regions ID (fast), ID + 1 (ring),
+ *	ID + 2 (slow), ID + 3 (xcpu, allocating side) and ID + 4 (xcpu,
+ *	putting side) of make bench's cache model (rsnet_cache_mark.h).
+ *
  *   modprobe page_pool_bench numa=1 [loops=N]
  *	page_pool_bench: numa path=c local_pct=P.P waive=N
  *
@@ -60,6 +64,7 @@
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/hook.h>
 
+#include "rsnet_cache_mark.h"
 #include "run_on_cpu.h"
 
 #ifndef CONFIG_PAGE_POOL_STATS
@@ -73,6 +78,10 @@ MODULE_PARM_DESC(loops, "alloc + put rounds per path (default 100000)");
 static int numa;
 module_param(numa, int, 0444);
 MODULE_PARM_DESC(numa, "1: the far-NUMA scenario instead of the three paths");
+
+static unsigned int mark;
+module_param(mark, uint, 0444);
+MODULE_PARM_DESC(mark, "first of 5 regions of make bench's cache model: fast, ring, slow, xcpu alloc, xcpu put (default 0)");
 
 static int cpu = -1;
 module_param(cpu, int, 0444);
@@ -151,6 +160,7 @@ static int bench_one(void *arg)
 		local_bh_disable();
 		t0 = ktime_get_ns();
 		c0 = get_cycles();
+		rsnet_cache_begin(mark + run->path);
 		for (i = 0; i < chunk; i++) {
 			page = page_pool_dev_alloc_pages(pool);
 			if (unlikely(!page)) {
@@ -171,6 +181,7 @@ static int bench_one(void *arg)
 				break;
 			}
 		}
+		rsnet_cache_end(mark + run->path);
 		c1 = get_cycles();
 		t1 = ktime_get_ns();
 		local_bh_enable();
@@ -209,11 +220,13 @@ static int xcpu_alloc(void *arg)
 
 		wait_event(x->wq, atomic_read_acquire(&x->ready) < XCPU_SLOTS);
 		local_bh_disable();
+		rsnet_cache_begin(mark + PATH_NR);
 		for (i = 0; i < XCPU_BATCH; i++) {
 			slot[i] = page_pool_dev_alloc_pages(x->pool);
 			if (unlikely(!slot[i]))
 				break;
 		}
+		rsnet_cache_end(mark + PATH_NR);
 		local_bh_enable();
 		if (unlikely(i < XCPU_BATCH)) {
 			while (i--)
@@ -253,8 +266,10 @@ static int xcpu_put(void *arg)
 		wait_event(x->wq, xcpu_ready_or_stop(x));
 		if (!atomic_read_acquire(&x->ready))
 			break;
+		rsnet_cache_begin(mark + PATH_NR + 1);
 		for (i = 0; i < XCPU_BATCH; i++)
 			page_pool_put_full_page(x->pool, slot[i], false);
+		rsnet_cache_end(mark + PATH_NR + 1);
 		atomic_dec_return_release(&x->ready);
 		wake_up(&x->wq);
 	}

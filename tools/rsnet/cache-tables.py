@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""cache-tables.py RESULTS: make bench's cache model, per packet.
+
+Joins the regions the guest ran (RESULTS/marks.tsv, guest-bench.sh) with
+the counts of the cache model (RESULTS/cache.tsv, tools/rsnet/cacheplugin)
+and prints, in reStructuredText, for each row of the fq, fqscale and
+page_pool tables: instructions, data accesses and L1d/L2/LLC misses per
+packet (page_pool: per alloc + put), C and Rust, medians of the rounds,
+with ratios, and bytes per flow where the row has them. Writes
+RESULTS/cache-plot.dat (misses per packet against flows, fqscale's
+default-bucket rows) for bench-plot.sh.
+"""
+import statistics
+import sys
+from collections import defaultdict
+
+TITLES = {
+    "fq": "sch_fq, the qdisc alone (fq_bench): per packet (one enqueue + dequeue)",
+    "fqscale": "sch_fq at scale (fq_bench, burst 64): per packet",
+    "page_pool": "page_pool (page_pool_bench): per alloc + put",
+}
+LEVELS = ("l1", "l2", "llc")
+
+
+def load(res):
+    counts = {}
+    lost = 0
+    with open(f"{res}/cache.tsv") as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            if w[0] == "lost":
+                lost = int(w[1])
+                continue
+            counts[int(w[0])] = dict(zip(("enters", "acc", "st", "l1", "l2", "llc"), map(int, w[1:])))
+    runs = defaultdict(lambda: {"acc": 0, "l1": 0, "l2": 0, "llc": 0, "enters": 0})
+    meta = {}
+    order = []
+    with open(f"{res}/marks.tsv") as f:
+        for line in f:
+            mid, table, row, impl, rnd, pkts, ns, bpf = line.rstrip("\n").split("\t")
+            key = (table, row, impl, rnd)
+            c = counts.get(int(mid) % 4096)
+            if c is None:
+                continue
+            r = runs[key]
+            for k in ("acc", "l1", "l2", "llc", "enters"):
+                r[k] += c[k]
+            meta[key] = (int(pkts or 0), float(ns or 0), bpf)
+            if (table, row) not in order:
+                order.append((table, row))
+    return runs, meta, order, lost
+
+
+def med(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def ratio(r, c):
+    return f"{r / c:.3f}" if c else "n/a"
+
+
+def main():
+    res = sys.argv[1]
+    runs, meta, order, lost = load(res)
+    per = defaultdict(lambda: defaultdict(list))  # (table,row,impl) -> key -> values
+    for (table, row, impl, rnd), r in runs.items():
+        pkts, ns, bpf = meta[(table, row, impl, rnd)]
+        if pkts <= 0:
+            continue
+        p = per[(table, row, impl)]
+        p["ins"].append(ns)
+        p["acc"].append(r["acc"] / pkts)
+        for lv in LEVELS:
+            p[lv].append(r[lv] / pkts)
+        if bpf not in ("", "-"):
+            p["bpf"].append(float(bpf))
+    out = []
+    say = out.append
+    say("Cache model (tools/rsnet/cacheplugin: L1d 48 KiB 12-way, L2 2 MiB 16-way,")
+    say("LLC 32 MiB 16-way, 64 B lines, LRU, physical addresses, no prefetch), per")
+    say("vCPU, inside the measured loops; medians of the rounds. ins: instructions")
+    say("(-icount shift=0: 1 ns each); acc: data accesses; L1, L2, LLC: misses.")
+    if lost:
+        say(f"WARNING: {lost} marks were split across translation blocks and lost.")
+    say("")
+    head = ["case", "ins C", "ins Rust", "R/C", "acc C", "acc Rust",
+            "L1 C", "L1 Rust", "R/C", "L2 C", "L2 Rust", "R/C",
+            "LLC C", "LLC Rust", "R/C", "B/flow C", "B/flow Rust"]
+    for table in ("fq", "fqscale", "page_pool"):
+        rows = [row for t, row in order if t == table]
+        if not rows:
+            continue
+        lines = []
+        for row in rows:
+            c, r = per[(table, row, "c")], per[(table, row, "rust")]
+            cells = [row]
+            mi = (med(c["ins"]), med(r["ins"]))
+            cells += [f"{mi[0]:.1f}", f"{mi[1]:.1f}", ratio(mi[1], mi[0])]
+            cells += [f"{med(c['acc']):.2f}", f"{med(r['acc']):.2f}"]
+            for lv in LEVELS:
+                m = (med(c[lv]), med(r[lv]))
+                cells += [f"{m[0]:.3f}", f"{m[1]:.3f}", ratio(m[1], m[0])]
+            cells += [f"{med(c['bpf']):.0f}" if c["bpf"] else "-",
+                      f"{med(r['bpf']):.0f}" if r["bpf"] else "-"]
+            lines.append(cells)
+        widths = [max(len(x[i]) for x in lines + [head]) for i in range(len(head))]
+        rule = "  ".join("=" * w for w in widths)
+        say(TITLES[table])
+        say("")
+        say(rule)
+        say("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+        say(rule)
+        for cells in lines:
+            say("  ".join(x.ljust(w) for x, w in zip(cells, widths)).rstrip())
+        say(rule)
+        say("")
+    print("\n".join(out))
+    # Misses per packet against flows: fqscale's rows "N flows".
+    with open(f"{res}/cache-plot.dat", "w") as f:
+        for table, row in order:
+            if table != "fqscale" or not row.endswith(" flows"):
+                continue
+            flows = int(row.split()[0].replace(",", ""))
+            c, r = per[(table, row, "c")], per[(table, row, "rust")]
+            f.write(" ".join([str(flows)] + [f"{med(x[lv]):.4f}" for lv in LEVELS for x in (c, r)]) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+//! rsnet's data-cache model for QEMU TCG (`qemu-system-x86_64 -plugin
+//! libcacheplugin.so,out=FILE`).
+//!
+//! Every guest load and store of a vCPU inside a marked region goes
+//! through a model of one server core's data caches, per vCPU:
+//!
+//! - L1d 48 KiB, 12-way (64 sets), as a Golden Cove / Zen 4-class core;
+//! - L2 2 MiB, 16-way (2,048 sets), Sapphire Rapids' per-core L2;
+//! - LLC 32 MiB, 16-way (32,768 sets): one core's view of a shared L3.
+//!
+//! 64-byte lines, physical addresses (the guest's, as the hardware would
+//! see them), LRU within a set, write-allocate, every level filled on a
+//! miss (no back-invalidation). An access that straddles a line touches
+//! both. No prefetcher: what is counted is what the code touches, which
+//! is what a layout change moves; a prefetcher would hide streams from
+//! both implementations alike. Caches keep their contents across
+//! regions, as a core's do between packets.
+//!
+//! Regions are marked by the bench modules (`rsnet_cache_mark.h`): the
+//! instruction `nopl 0x52534e42(%rax)` (begin) or `nopl 0x52534e45(%rax)`
+//! (end), then a byte load from a page-aligned buffer at offset ID, the
+//! region's number (0..4095). The load is not counted. At exit the plugin
+//! writes, per region number, the times it was entered, the accesses, the
+//! stores and the misses of each level, summed over the vCPUs.
+//!
+//! Under `-icount shift=0` the guest runs the same instructions in the
+//! same order in every run, so two runs give the same counts.
+
+use qemu_plugin_sys::{
+    qemu_info_t, qemu_plugin_cb_flags, qemu_plugin_get_hwaddr, qemu_plugin_hwaddr_is_io,
+    qemu_plugin_hwaddr_phys_addr, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_insn_data,
+    qemu_plugin_insn_size, qemu_plugin_mem_is_store, qemu_plugin_mem_rw,
+    qemu_plugin_mem_size_shift, qemu_plugin_meminfo_t, qemu_plugin_register_atexit_cb,
+    qemu_plugin_register_vcpu_mem_cb, qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb,
+    qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns, QEMU_PLUGIN_VERSION,
+};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::io::Write;
+use std::ptr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// The plugin API version this plugin is built for (QEMU checks it).
+#[no_mangle]
+pub static qemu_plugin_version: c_int = QEMU_PLUGIN_VERSION as c_int;
+
+const LINE_SHIFT: u32 = 6;
+const MARK_BEGIN: u32 = 0x5253_4e42;
+const MARK_END: u32 = 0x5253_4e45;
+/// `nopl disp32(%rax)`: 0f 1f 80, then the displacement.
+const NOPL_DISP32: [u8; 3] = [0x0f, 0x1f, 0x80];
+const MAX_VCPUS: usize = 64;
+const MAX_IDS: usize = 4096;
+
+/// One set-associative cache level, LRU: each set's tags, most recent
+/// first.
+struct Level {
+    sets: usize,
+    ways: usize,
+    tags: Vec<u64>,
+}
+
+impl Level {
+    fn new(bytes: usize, ways: usize) -> Self {
+        let sets = (bytes >> LINE_SHIFT) / ways;
+        assert!(sets.is_power_of_two());
+        Self {
+            sets,
+            ways,
+            tags: vec![u64::MAX; sets * ways],
+        }
+    }
+
+    /// Looks `line` up; returns `true` on a hit. Either way the line is
+    /// the set's most recent afterwards (a miss evicts the least recent).
+    fn access(&mut self, line: u64) -> bool {
+        let set = (line as usize) & (self.sets - 1);
+        let s = &mut self.tags[set * self.ways..(set + 1) * self.ways];
+        match s.iter().position(|&t| t == line) {
+            Some(p) => {
+                s[..=p].rotate_right(1);
+                true
+            }
+            None => {
+                s.rotate_right(1);
+                s[0] = line;
+                false
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    enters: u64,
+    accesses: u64,
+    stores: u64,
+    l1: u64,
+    l2: u64,
+    llc: u64,
+}
+
+/// A vCPU's caches and the region it is in.
+struct Vcpu {
+    l1: Level,
+    l2: Level,
+    llc: Level,
+    active: Option<usize>,
+    counts: Vec<Counts>,
+}
+
+impl Vcpu {
+    fn new() -> Self {
+        Self {
+            l1: Level::new(48 << 10, 12),
+            l2: Level::new(2 << 20, 16),
+            llc: Level::new(32 << 20, 16),
+            active: None,
+            counts: vec![Counts::default(); MAX_IDS],
+        }
+    }
+
+    fn touch(&mut self, id: usize, line: u64, store: bool) {
+        let c = &mut self.counts[id];
+        c.accesses += 1;
+        c.stores += u64::from(store);
+        if self.l1.access(line) {
+            return;
+        }
+        c.l1 += 1;
+        if self.l2.access(line) {
+            return;
+        }
+        c.l2 += 1;
+        if !self.llc.access(line) {
+            c.llc += 1;
+        }
+    }
+}
+
+struct State {
+    out: String,
+    vcpus: Vec<Mutex<Option<Vcpu>>>,
+    /// Per vCPU: 1 + the region it is in, 0 outside: read without the
+    /// lock by every access.
+    active: Vec<AtomicUsize>,
+    /// Marks whose id load fell into the next translation block.
+    lost: AtomicU64,
+}
+
+static STATE: OnceLock<State> = OnceLock::new();
+
+fn state() -> &'static State {
+    STATE.get().expect("installed")
+}
+
+/// The mark an instruction is, if it is one.
+///
+/// # Safety
+///
+/// `insn` is an instruction of the block being translated.
+unsafe fn mark_kind(insn: *mut qemu_plugin_insn) -> Option<u32> {
+    // SAFETY: The instruction is valid during the translation callback.
+    let (data, size) = unsafe { (qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn)) };
+    if size != 7 || data.is_null() {
+        return None;
+    }
+    // SAFETY: `data` holds the instruction's `size` bytes.
+    let b = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), 7) };
+    if b[..3] != NOPL_DISP32 {
+        return None;
+    }
+    let disp = u32::from_le_bytes([b[3], b[4], b[5], b[6]]);
+    (disp == MARK_BEGIN || disp == MARK_END).then_some(disp)
+}
+
+unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
+    // SAFETY: `tb` is valid during the callback.
+    let n = unsafe { qemu_plugin_tb_n_insns(tb) };
+    let mut mark = None;
+    for i in 0..n {
+        // SAFETY: `i` is below the block's instruction count.
+        let insn = unsafe { qemu_plugin_tb_get_insn(tb, i) };
+        // SAFETY: As above; the callbacks are functions of this plugin,
+        // the user data a mark kind, not a pointer.
+        unsafe {
+            if let Some(kind) = mark.take() {
+                qemu_plugin_register_vcpu_mem_cb(
+                    insn,
+                    Some(on_mark),
+                    qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                    qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_R,
+                    kind as usize as *mut c_void,
+                );
+                continue;
+            }
+            mark = mark_kind(insn);
+            if mark.is_none() {
+                qemu_plugin_register_vcpu_mem_cb(
+                    insn,
+                    Some(on_mem),
+                    qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+                    qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
+                    ptr::null_mut(),
+                );
+            }
+        }
+    }
+    if mark.is_some() {
+        state().lost.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+unsafe extern "C" fn on_mark(
+    vcpu: c_uint,
+    _info: qemu_plugin_meminfo_t,
+    vaddr: u64,
+    kind: *mut c_void,
+) {
+    let st = state();
+    let Some(slot) = st.vcpus.get(vcpu as usize) else {
+        return;
+    };
+    let mut g = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let v = g.get_or_insert_with(Vcpu::new);
+    let id = (vaddr & (MAX_IDS as u64 - 1)) as usize;
+    if kind as usize as u32 == MARK_BEGIN {
+        v.active = Some(id);
+        v.counts[id].enters += 1;
+        st.active[vcpu as usize].store(id + 1, Ordering::Relaxed);
+    } else {
+        v.active = None;
+        st.active[vcpu as usize].store(0, Ordering::Relaxed);
+    }
+}
+
+unsafe extern "C" fn on_mem(
+    vcpu: c_uint,
+    info: qemu_plugin_meminfo_t,
+    vaddr: u64,
+    _udata: *mut c_void,
+) {
+    let st = state();
+    let Some(active) = st.active.get(vcpu as usize) else {
+        return;
+    };
+    let id = active.load(Ordering::Relaxed);
+    if id == 0 {
+        return;
+    }
+    // SAFETY: `info` is valid during the callback; the handle too.
+    let (pa, size, store) = unsafe {
+        let hw = qemu_plugin_get_hwaddr(info, vaddr);
+        if !hw.is_null() && qemu_plugin_hwaddr_is_io(hw) {
+            return;
+        }
+        let pa = if hw.is_null() {
+            vaddr
+        } else {
+            qemu_plugin_hwaddr_phys_addr(hw)
+        };
+        (
+            pa,
+            1u64 << qemu_plugin_mem_size_shift(info),
+            qemu_plugin_mem_is_store(info),
+        )
+    };
+    let mut g = st.vcpus[vcpu as usize]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let Some(v) = g.as_mut() else {
+        return;
+    };
+    for line in (pa >> LINE_SHIFT)..=((pa + size - 1) >> LINE_SHIFT) {
+        v.touch(id - 1, line, store);
+    }
+}
+
+unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
+    let st = state();
+    let mut sum = vec![Counts::default(); MAX_IDS];
+    for slot in &st.vcpus {
+        let g = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = g.as_ref() {
+            for (s, c) in sum.iter_mut().zip(&v.counts) {
+                s.enters += c.enters;
+                s.accesses += c.accesses;
+                s.stores += c.stores;
+                s.l1 += c.l1;
+                s.l2 += c.l2;
+                s.llc += c.llc;
+            }
+        }
+    }
+    let mut text = String::from(
+        "# rsnet cacheplugin: L1d 48KiB/12w L2 2MiB/16w LLC 32MiB/16w, 64B lines, LRU, phys\n\
+         # id enters accesses stores l1_misses l2_misses llc_misses\n",
+    );
+    for (id, c) in sum.iter().enumerate().filter(|(_, c)| c.enters > 0) {
+        text += &format!(
+            "{id} {} {} {} {} {} {}\n",
+            c.enters, c.accesses, c.stores, c.l1, c.l2, c.llc
+        );
+    }
+    text += &format!("lost {}\n", st.lost.load(Ordering::Relaxed));
+    if let Ok(mut f) = std::fs::File::create(&st.out) {
+        let _ = f.write_all(text.as_bytes());
+    }
+}
+
+/// Installs the plugin: `out=FILE` names the file written at exit.
+///
+/// # Safety
+///
+/// Called by QEMU once, with `argc` valid C strings in `argv`.
+#[no_mangle]
+pub unsafe extern "C" fn qemu_plugin_install(
+    id: qemu_plugin_id_t,
+    _info: *const qemu_info_t,
+    argc: c_int,
+    argv: *mut *mut c_char,
+) -> c_int {
+    let mut out = None;
+    for i in 0..argc.max(0) as usize {
+        // SAFETY: QEMU passes `argc` C strings.
+        let arg = unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy();
+        if let Some(path) = arg.strip_prefix("out=") {
+            out = Some(path.to_owned());
+        }
+    }
+    let Some(out) = out else {
+        eprintln!("cacheplugin: out=FILE is required");
+        return -1;
+    };
+    let _ = STATE.set(State {
+        out,
+        vcpus: (0..MAX_VCPUS).map(|_| Mutex::new(None)).collect(),
+        active: (0..MAX_VCPUS).map(|_| AtomicUsize::new(0)).collect(),
+        lost: AtomicU64::new(0),
+    });
+    // SAFETY: The callbacks are functions of this plugin.
+    unsafe {
+        qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_tb));
+        qemu_plugin_register_atexit_cb(id, Some(on_exit), ptr::null_mut());
+    }
+    0
+}
