@@ -42,19 +42,26 @@ use crate::{
     error::{from_result, to_result, Result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     net::netlink::{ExtAck, NlAttr, NlMsg},
-    net::skbuff::{DropReason, OwnedSkb, SkBuff},
+    net::skbuff::SkBuff,
     prelude::*,
     str::CStr,
-    types::{AsBytes, Opaque},
+    types::Opaque,
     ThisModule,
 };
 use core::{
     marker::PhantomData,
     mem::{size_of, MaybeUninit},
-    ops::{Deref, DerefMut},
     ptr::{self, NonNull},
     sync::atomic::{AtomicBool, Ordering},
 };
+
+mod handles;
+mod packet;
+mod stats;
+
+pub use handles::{QdiscChange, QdiscInit, QdiscLocked};
+pub use packet::{Incoming, Queued, ToFree, XmitStatus};
+pub use stats::StatsDump;
 
 // Jiffies, rates and times are `unsigned long` in C; these abstractions
 // return them as `u64`, which is exact only where `unsigned long` is 64
@@ -70,124 +77,6 @@ const _: () = assert!(
 
 /// The attribute that nests a qdisc's options (`TCA_OPTIONS`).
 pub const TCA_OPTIONS: u32 = bindings::TCA_OPTIONS;
-
-/// The result of one enqueue (`NET_XMIT_*`), for the skb it was given.
-///
-/// There is no constructor: [`Incoming::queue`] (`NET_XMIT_SUCCESS`) and
-/// [`ToFree::drop`] (`NET_XMIT_DROP`) make the one status of a call from
-/// its one [`Incoming`], so an enqueue reports success exactly when it
-/// counted one more packet, as the parents' class accounting (DRR, ETS,
-/// HFSC, QFQ activate a class on a success that took the child's `qlen`
-/// from 0) requires. `'a` is invariant and only the adapter's call has it:
-/// a status cannot be kept and returned by a later call.
-pub struct XmitStatus<'a>(c_int, PhantomData<fn(&'a ()) -> &'a ()>);
-
-/// The skb an enqueue is given, not yet counted by the qdisc: it becomes
-/// a [`Queued`] (and the call's success) through [`Incoming::queue`], or
-/// is dropped through [`ToFree::drop`].
-///
-/// Derefs to the [`SkBuff`], so the qdisc reads and edits it first (cb,
-/// timestamp, hash). `'a` ties it to the call, like its [`XmitStatus`].
-pub struct Incoming<'a, T: QdiscOps> {
-    skb: SkBuff,
-    sch: &'a Qdisc<T>,
-    _p: PhantomData<fn(&'a ()) -> &'a ()>,
-}
-
-impl<'a, T: QdiscOps> Incoming<'a, T> {
-    /// Counts the skb as queued in its qdisc (`sch->q.qlen++` and the
-    /// backlog in bytes, `qdisc_qstats_backlog_inc()`) and returns it as a
-    /// [`Queued`] for the qdisc to keep, with the call's success.
-    #[inline]
-    pub fn queue(self) -> (Queued<T>, XmitStatus<'a>) {
-        let q = self.sch.as_ptr();
-        let len = self.skb.qdisc_pkt_len();
-        // SAFETY: The qdisc is valid and locked for the call (type
-        // invariant of `Qdisc`); place expressions on the two fields. The
-        // qdiscs of this trait keep their statistics in the qdisc, not per
-        // CPU.
-        unsafe {
-            (*q).q.qlen = (*q).q.qlen.wrapping_add(1);
-            (*q).qstats.backlog = (*q).qstats.backlog.wrapping_add(len);
-        }
-        (
-            Queued(self.skb, PhantomData),
-            XmitStatus(bindings::NET_XMIT_SUCCESS as c_int, PhantomData),
-        )
-    }
-}
-
-impl<T: QdiscOps> Deref for Incoming<'_, T> {
-    type Target = SkBuff;
-
-    #[inline]
-    fn deref(&self) -> &SkBuff {
-        &self.skb
-    }
-}
-
-impl<T: QdiscOps> DerefMut for Incoming<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut SkBuff {
-        &mut self.skb
-    }
-}
-
-/// An skb counted in the queue length and backlog of a qdisc of `T`: made
-/// only by [`Incoming::queue`], and the only kind of skb `dequeue` can
-/// return, so the adapters uncount exactly what was counted.
-///
-/// Dropping one frees the skb and leaves it counted: the qdisc's reset
-/// (whose adapter zeroes the counts after it) is where a qdisc drops what
-/// it holds. Anywhere else the count stays above what is queued, and the
-/// parents see a qdisc that does not send what it counts (a stall of its
-/// class, as with a C qdisc that miscounts), never one that holds more than
-/// it counts.
-#[repr(transparent)]
-pub struct Queued<T: QdiscOps>(SkBuff, PhantomData<fn() -> T>);
-
-impl<T: QdiscOps> Deref for Queued<T> {
-    type Target = SkBuff;
-
-    #[inline]
-    fn deref(&self) -> &SkBuff {
-        &self.0
-    }
-}
-
-impl<T: QdiscOps> DerefMut for Queued<T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut SkBuff {
-        &mut self.0
-    }
-}
-
-// SAFETY: `Queued<T>` is a transparent `SkBuff` that owns its reference;
-// `into_raw` gives it up and `from_raw` takes back only what `into_raw` of
-// a `Queued<T>` gave (the trait's contract), so no count is made on the
-// way. One can be lost: a `Queued<T>` given up by `into_raw` and never
-// taken back (or passed to `mem::forget`) leaks its skb, and the qdisc
-// then counts a packet it does not hold, which stalls its class (a logic
-// error, as with a C qdisc that miscounts), never undefined behaviour.
-unsafe impl<T: QdiscOps> OwnedSkb for Queued<T> {
-    #[inline]
-    fn into_raw(self) -> NonNull<bindings::sk_buff> {
-        self.0.into_raw()
-    }
-
-    #[inline]
-    unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
-        // SAFETY: The caller gives us the reference a `Queued<T>` held.
-        Self(unsafe { SkBuff::from_raw(ptr) }, PhantomData)
-    }
-}
-
-/// The list of skbs an enqueue drops, freed by the stack after the qdisc
-/// lock is released (`struct sk_buff **to_free`).
-pub struct ToFree<'a> {
-    ptr: *mut *mut bindings::sk_buff,
-    _p: PhantomData<&'a mut ()>,
-}
 
 /// A qdisc instance whose ops are `T`, as its locked callbacks see it.
 ///
@@ -358,204 +247,6 @@ impl<T: QdiscOps> Qdisc<T> {
         unsafe { bindings::qdisc_tree_reduce_backlog(self.as_ptr(), n as c_int, len as c_int) };
     }
 }
-
-/// A new qdisc, as `init` sees it: not yet visible to any other context,
-/// and without state (`init` returns it).
-///
-/// # Invariants
-///
-/// `ptr` is a qdisc made from `T`'s ops, in its `init` callback.
-pub struct QdiscInit<'a, T: QdiscOps> {
-    ptr: *mut bindings::Qdisc,
-    ctx: ProcessContext,
-    _p: PhantomData<(&'a (), T)>,
-}
-
-impl<T: QdiscOps> QdiscInit<'_, T> {
-    /// `init` runs in process context (under RTNL, no lock of the qdisc
-    /// held): its allocations may sleep.
-    #[inline]
-    pub fn process_context(&self) -> &ProcessContext {
-        &self.ctx
-    }
-
-    /// Returns the device MTU as the qdisc layer sees it (`psched_mtu()`).
-    #[inline]
-    pub fn psched_mtu(&self) -> u32 {
-        // SAFETY: The qdisc and its device are valid (type invariant).
-        unsafe { bindings::qdisc_psched_mtu(self.ptr) }
-    }
-
-    /// Sets the queue limit in packets (`sch->limit`).
-    #[inline]
-    pub fn set_limit(&mut self, limit: u32) {
-        // SAFETY: No other context can see the qdisc yet (type invariant).
-        unsafe { (*self.ptr).limit = limit };
-    }
-}
-
-/// An initialised qdisc, as `change` sees it: under RTNL, not locked.
-///
-/// # Invariants
-///
-/// `ptr` is an initialised qdisc made from `T`'s ops, in its `change`
-/// callback, whose caller does not hold the root lock.
-pub struct QdiscChange<'a, T: QdiscOps> {
-    ptr: *mut bindings::Qdisc,
-    ctx: ProcessContext,
-    _p: PhantomData<(&'a (), T)>,
-}
-
-impl<T: QdiscOps> QdiscChange<'_, T> {
-    /// `change` runs in process context (under RTNL) outside
-    /// [`Self::with_lock`], whose `&mut self` keeps the closure it runs
-    /// under the lock from using this.
-    #[inline]
-    pub fn process_context(&self) -> &ProcessContext {
-        &self.ctx
-    }
-
-    /// Runs `f` with the qdisc's root lock held (`sch_tree_lock()`), with
-    /// the locked qdisc and its state.
-    ///
-    /// `f` cannot take the lock again: `self` is borrowed for the call, and
-    /// neither argument can take it.
-    pub fn with_lock<R>(&mut self, f: impl FnOnce(&QdiscLocked<'_, T>, &mut T::Data) -> R) -> R {
-        // SAFETY: The qdisc is valid; its caller does not hold the lock
-        // (type invariant), and `&mut self` keeps us from taking it twice.
-        unsafe { bindings::sch_tree_lock(self.ptr) };
-        // SAFETY: Locked, in `change` (type invariant: the parent's class
-        // exists and `sch_tree_lock()` locked the root, the parent's too);
-        // the qdisc is initialised, and the only other references to its
-        // state are made by the callbacks that hold the lock, which we now
-        // do.
-        let r = unsafe {
-            f(
-                &QdiscLocked(Qdisc::from_raw(self.ptr)),
-                Qdisc::<T>::data_mut(self.ptr),
-            )
-        };
-        // SAFETY: Locked above.
-        unsafe { bindings::sch_tree_unlock(self.ptr) };
-        r
-    }
-}
-
-/// The qdisc inside [`QdiscChange::with_lock`]: locked, in `change`, so
-/// with its parent's class in place. Everything of a locked [`Qdisc`]
-/// (through `Deref`), and the drops that tell the ancestors.
-pub struct QdiscLocked<'a, T: QdiscOps>(&'a Qdisc<T>);
-
-impl<T: QdiscOps> Deref for QdiscLocked<'_, T> {
-    type Target = Qdisc<T>;
-
-    #[inline]
-    fn deref(&self) -> &Qdisc<T> {
-        self.0
-    }
-}
-
-impl<T: QdiscOps> QdiscLocked<'_, T> {
-    /// Drops queued packets, in the order `dequeue` gives them (a packet a
-    /// parent peeked first), while more than [`limit`](Self::limit) are
-    /// queued, and tells the ancestors how many packets and bytes left
-    /// (`qdisc_dequeue_internal()` and `qdisc_tree_reduce_backlog()`, as a
-    /// C qdisc's `change` does when its limit is lowered). Returns the
-    /// number of packets dropped.
-    ///
-    /// The counts the ancestors get are those of the skbs dropped here, so
-    /// no caller can make them believe fewer packets are queued than are.
-    /// Only `change` can call it: there the parent's class still exists and
-    /// the parent is locked with this qdisc. A reset may run unlocked while
-    /// the qdisc is destroyed after its class was deleted, when telling the
-    /// parent would touch a class that is gone (HTB's `qlen_notify` with a
-    /// class not found); and from `dequeue` it would recurse.
-    pub fn drop_to_limit(&self, q: &mut T::Data) -> u32 {
-        // C counts these in `unsigned int`s, wrapping.
-        let (mut n, mut len) = (0u32, 0u32);
-        while self.0.qlen() > self.0.limit() {
-            let Some(skb) = self.0.take_peeked().or_else(|| self.0.dequeue_counted(q)) else {
-                break;
-            };
-            n = n.wrapping_add(1);
-            len = len.wrapping_add(skb.qdisc_pkt_len());
-            drop(skb);
-        }
-        self.0.tree_reduce_backlog(n, len);
-        n
-    }
-}
-
-impl ToFree<'_> {
-    /// Drops `skb`, the enqueue's packet: counts it in the qdisc's drops
-    /// and puts it on the list to free with `reason`
-    /// (`qdisc_drop_reason()`). Returns the call's `NET_XMIT_DROP`.
-    #[inline]
-    pub fn drop<'a, T: QdiscOps>(
-        &mut self,
-        skb: Incoming<'a, T>,
-        reason: DropReason,
-    ) -> XmitStatus<'a> {
-        // SAFETY: `skb` is ours to give away, its qdisc is valid and locked
-        // and `ptr` is the enqueue's free list.
-        let r = unsafe {
-            bindings::qdisc_drop_reason(
-                skb.skb.into_raw().as_ptr(),
-                skb.sch.as_ptr(),
-                self.ptr,
-                reason.as_raw(),
-            )
-        };
-        XmitStatus(r, PhantomData)
-    }
-}
-
-/// Where `dump_stats` writes its private statistics (`struct gnet_dump`).
-///
-/// # Invariants
-///
-/// `ptr` is the dump in progress; `copied` is true once `copy_app` was
-/// called on it.
-pub struct StatsDump<'a> {
-    ptr: *mut bindings::gnet_dump,
-    copied: bool,
-    _p: PhantomData<&'a mut ()>,
-}
-
-impl StatsDump<'_> {
-    /// Appends `st`, the qdisc's own statistics struct
-    /// (`gnet_stats_copy_app()`). Its bytes reach user space, so it must
-    /// have no padding or other uninitialised bytes ([`AsBytes`]).
-    ///
-    /// Once per dump, as C qdiscs do: `gnet_stats_copy_app()` keeps a copy
-    /// for the old `TCA_XSTATS` attribute (`kmemdup()`), which a second
-    /// call would leak; that fails with `EINVAL`.
-    #[inline]
-    pub fn copy_app<S: AsBytes>(&mut self, st: &S) -> Result {
-        const { assert!(size_of::<S>() <= c_int::MAX as usize) };
-        if self.copied {
-            return Err(EINVAL);
-        }
-        self.copied = true;
-        // SAFETY: `ptr` is the dump in progress; `st` is readable and fully
-        // initialised (`AsBytes`) for its size, and is copied, not kept.
-        to_result(unsafe {
-            bindings::gnet_stats_copy_app(
-                self.ptr,
-                ptr::from_ref(st).cast_mut().cast(),
-                size_of::<S>() as c_int,
-            )
-        })
-    }
-}
-
-// SAFETY: `struct tc_fq_qd_stats` (uapi) is 8 `__u64`/`__s64`, then 4
-// `__u32`, then 4 more `__u64` and 3 `__u64` band drops, then 3 `__u32`
-// band counts and a `__u32` pad: every byte belongs to a field of integer
-// type (checked below: the size is the sum of the fields), so a value has
-// no uninitialised bytes, and there is no interior mutability.
-unsafe impl AsBytes for crate::uapi::tc_fq_qd_stats {}
-const _: () = assert!(size_of::<crate::uapi::tc_fq_qd_stats>() == 15 * 8 + 8 * 4);
 
 /// A packet scheduler.
 ///

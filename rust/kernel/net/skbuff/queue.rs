@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queues of owned skbs: a FIFO ([`SkbQueue`]) and a queue in departure
+//! time order ([`SkbTimeQueue`]).
+
+use super::SkBuff;
+use crate::bindings;
+use core::{marker::PhantomData, ptr::NonNull};
+
+/// An owner of one skb reference that an [`SkbQueue`] can hold: [`SkBuff`],
+/// or a wrapper that stands for more (a qdisc's counted
+/// [`Queued`](crate::net::sched::Queued)).
+///
+/// # Safety
+///
+/// A value owns one skb as [`SkBuff`] does (a valid `sk_buff`, its
+/// metadata, `next` included, used by nobody else); `into_raw` gives up
+/// that ownership without freeing the skb, and `from_raw` of the pointer
+/// makes the same value again.
+pub unsafe trait OwnedSkb {
+    /// Gives up ownership: the caller becomes responsible for the reference.
+    fn into_raw(self) -> NonNull<bindings::sk_buff>;
+
+    /// Takes ownership of `ptr` back.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must come from [`OwnedSkb::into_raw`] of a value of this type,
+    /// whose reference the caller hands over.
+    unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self;
+}
+
+// SAFETY: `SkBuff::into_raw` and `SkBuff::from_raw` are that pair.
+unsafe impl OwnedSkb for SkBuff {
+    #[inline]
+    fn into_raw(self) -> NonNull<bindings::sk_buff> {
+        SkBuff::into_raw(self)
+    }
+
+    #[inline]
+    unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
+        // SAFETY: By the caller's promise.
+        unsafe { SkBuff::from_raw(ptr) }
+    }
+}
+
+/// A FIFO of owned skbs (each an `S`) linked through `skb->next`: no
+/// allocation to queue, as the C qdiscs do.
+///
+/// # Invariants
+///
+/// `head` owns the first skb, each skb's `next` owns the following one and
+/// `tail` points at the last (null when empty); every `next` of the last
+/// skb is null. Every skb came from [`OwnedSkb::into_raw`] of an `S`.
+/// `len` is the number of skbs.
+pub struct SkbQueue<S: OwnedSkb = SkBuff> {
+    head: *mut bindings::sk_buff,
+    tail: *mut bindings::sk_buff,
+    len: u32,
+    _p: PhantomData<S>,
+}
+
+// SAFETY: All zeroes is two null pointers and a length of 0: the empty
+// queue, which satisfies the invariants. (Lets users zero-initialise arrays
+// of structures that embed a queue, in place.)
+unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbQueue<S> {}
+
+// SAFETY: The queue owns its skbs, as a `KVec<S>` would.
+unsafe impl<S: OwnedSkb + Send> Send for SkbQueue<S> {}
+
+impl<S: OwnedSkb> Default for SkbQueue<S> {
+    #[inline]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Returns `skb->next` (the anonymous union of `struct sk_buff`).
+///
+/// # Safety
+///
+/// `skb` must be valid.
+unsafe fn next_of(skb: *mut bindings::sk_buff) -> *mut bindings::sk_buff {
+    // SAFETY: By the caller's promise; `next` is the list member.
+    unsafe { (*skb).__bindgen_anon_1.__bindgen_anon_1.next }
+}
+
+/// Sets `skb->next`.
+///
+/// # Safety
+///
+/// `skb` must be valid and owned by the caller.
+unsafe fn set_next(skb: *mut bindings::sk_buff, next: *mut bindings::sk_buff) {
+    // SAFETY: By the caller's promise.
+    unsafe { (*skb).__bindgen_anon_1.__bindgen_anon_1.next = next };
+}
+
+impl<S: OwnedSkb> SkbQueue<S> {
+    /// An empty queue.
+    #[inline]
+    pub const fn new() -> Self {
+        Self {
+            head: core::ptr::null_mut(),
+            tail: core::ptr::null_mut(),
+            len: 0,
+            _p: PhantomData,
+        }
+    }
+
+    /// Returns the number of skbs queued.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Returns `true` if nothing is queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head.is_null()
+    }
+
+    /// The first skb, or null; it stays the queue's.
+    #[inline]
+    fn head_ptr(&self) -> *mut bindings::sk_buff {
+        self.head
+    }
+
+    /// Calls `f` with the last skb, if any.
+    #[inline]
+    pub fn with_back<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
+        Self::with_skb(self.tail, f)
+    }
+
+    #[inline]
+    fn with_skb<R>(p: *mut bindings::sk_buff, f: impl FnOnce(&S) -> R) -> Option<R> {
+        let p = NonNull::new(p)?;
+        // SAFETY: `p` is an skb the queue owns, from an `S` (type
+        // invariant); the temporary `S` is never dropped, so ownership
+        // stays with us.
+        let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(p) });
+        Some(f(&skb))
+    }
+
+    /// Appends `skb`.
+    #[inline]
+    pub fn push_back(&mut self, skb: S) {
+        let p = OwnedSkb::into_raw(skb).as_ptr();
+        // SAFETY: `p` is now owned by the queue; `tail`, if any, is ours.
+        unsafe {
+            set_next(p, core::ptr::null_mut());
+            if self.tail.is_null() {
+                self.head = p;
+            } else {
+                set_next(self.tail, p);
+            }
+        }
+        self.tail = p;
+        self.len = self.len.wrapping_add(1);
+    }
+
+    /// Inserts `skb` after every queued skb whose `key` is not greater
+    /// than its own: a stable sorted insertion when the queue is sorted.
+    #[inline]
+    pub fn insert_sorted_by_key(&mut self, skb: S, key: impl Fn(&S) -> u64) {
+        let k = key(&skb);
+        let mut prev: *mut bindings::sk_buff = core::ptr::null_mut();
+        let mut cur = self.head;
+        while let Some(r) = Self::with_skb(cur, &key) {
+            if r > k {
+                break;
+            }
+            prev = cur;
+            // SAFETY: `cur` is an skb of the queue.
+            cur = unsafe { next_of(cur) };
+        }
+        let p = OwnedSkb::into_raw(skb).as_ptr();
+        // SAFETY: `p` is now ours; `prev` and `cur` are skbs of the queue
+        // (or null), adjacent, and we link `p` between them.
+        unsafe {
+            set_next(p, cur);
+            if prev.is_null() {
+                self.head = p;
+            } else {
+                set_next(prev, p);
+            }
+        }
+        if cur.is_null() {
+            self.tail = p;
+        }
+        self.len = self.len.wrapping_add(1);
+    }
+
+    /// Removes and returns the first skb.
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<S> {
+        let p = NonNull::new(self.head)?;
+        // SAFETY: `p` is the queue's first skb; we unlink it and hand its
+        // ownership to the caller, with `next` cleared.
+        unsafe {
+            self.head = next_of(p.as_ptr());
+            set_next(p.as_ptr(), core::ptr::null_mut());
+            if self.head.is_null() {
+                self.tail = core::ptr::null_mut();
+            }
+            self.len = self.len.wrapping_sub(1);
+            Some(S::from_raw(p))
+        }
+    }
+}
+
+impl<S: OwnedSkb> Drop for SkbQueue<S> {
+    #[inline]
+    fn drop(&mut self) {
+        while let Some(skb) = self.pop_front() {
+            drop(skb);
+        }
+    }
+}
+
+/// The skb of an [`SkbTimeQueue`] to go next, as [`SkbTimeQueue::peek`]
+/// found it: its key, and for [`SkbTimeQueue::pop`] where it is.
+#[derive(Clone, Copy)]
+pub struct TimeQueueFront {
+    key: u64,
+    in_tree: bool,
+}
+
+impl TimeQueueFront {
+    /// The skb's key.
+    #[inline]
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+}
+
+/// Offset of `rbnode` in `struct sk_buff`.
+const RBNODE_OFFSET: usize = core::mem::offset_of!(bindings::sk_buff, __bindgen_anon_1.rbnode);
+
+/// The skb whose `rbnode` is `node` (C's `rb_to_skb()`).
+#[inline]
+fn rb_to_skb(node: *mut bindings::rb_node) -> *mut bindings::sk_buff {
+    node.wrapping_byte_sub(RBNODE_OFFSET).cast()
+}
+
+/// `&skb->rbnode`.
+#[inline]
+fn skb_rbnode(skb: *mut bindings::sk_buff) -> *mut bindings::rb_node {
+    skb.wrapping_byte_add(RBNODE_OFFSET).cast()
+}
+
+/// A queue of owned skbs in the order of a `u64` key (a departure time),
+/// held as C's sch_fq holds a flow's packets: a FIFO through `skb->next`
+/// for the skbs that come in key order, O(1) each, and an rbtree through
+/// `skb->rbnode` for those that come with a key below the FIFO's tail,
+/// O(log n) each, however long the queue.
+///
+/// The key is read by the closure each operation is given. It must give
+/// the same key for an skb as long as the skb is queued, or the order is
+/// lost; memory safety does not depend on it.
+///
+/// # Invariants
+///
+/// `list` holds the FIFO part. `root` is an rbtree of `tree_len` nodes,
+/// each the `rbnode` of an skb that came from [`OwnedSkb::into_raw`] of an
+/// `S` and is owned by this queue; `rbnode` overlays `next`, `prev` and
+/// `dev`, and every skb in the tree had `skb->dev == dev` when it was
+/// inserted.
+pub struct SkbTimeQueue<S: OwnedSkb = SkBuff> {
+    list: SkbQueue<S>,
+    root: bindings::rb_root,
+    dev: *mut bindings::net_device,
+    tree_len: u32,
+}
+
+// SAFETY: All zeroes is an empty FIFO, an empty tree (null root) and a
+// count of 0, which satisfies the invariants.
+unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbTimeQueue<S> {}
+
+// SAFETY: The queue owns its skbs, as a `KVec<S>` would; `dev` is a plain
+// value put back into skbs, never dereferenced here.
+unsafe impl<S: OwnedSkb + Send> Send for SkbTimeQueue<S> {}
+
+impl<S: OwnedSkb> Default for SkbTimeQueue<S> {
+    #[inline]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: OwnedSkb> SkbTimeQueue<S> {
+    /// An empty queue.
+    #[inline]
+    pub const fn new() -> Self {
+        Self {
+            list: SkbQueue::new(),
+            root: bindings::rb_root {
+                rb_node: core::ptr::null_mut(),
+            },
+            dev: core::ptr::null_mut(),
+            tree_len: 0,
+        }
+    }
+
+    /// Adds `skb` (C's `flow_queue_add()`): at the FIFO's tail if the FIFO
+    /// is empty or `skb` does not sort before its tail, else into the tree.
+    #[inline]
+    pub fn push(&mut self, skb: S, key: impl Fn(&S) -> u64) {
+        let k = key(&skb);
+        match self.list.with_back(&key) {
+            Some(tail) if k < tail => self.insert_tree(skb, k, key),
+            _ => self.list.push_back(skb),
+        }
+    }
+
+    /// The out-of-order part of [`Self::push`].
+    #[inline(never)]
+    fn insert_tree(&mut self, skb: S, k: u64, key: impl Fn(&S) -> u64) {
+        let p = OwnedSkb::into_raw(skb).as_ptr();
+        // SAFETY: `p` is ours, not yet in the tree: `dev` is still its own.
+        let dev = unsafe { (*p).__bindgen_anon_1.__bindgen_anon_1.__bindgen_anon_1.dev };
+        if !self.root.rb_node.is_null() && dev != self.dev {
+            // The tree keeps one `dev` to put back; an skb of another
+            // device (never one qdisc's case) is sorted into the FIFO.
+            // SAFETY: `p` came from `into_raw()` of an `S` just above.
+            let skb = unsafe { S::from_raw(NonNull::new_unchecked(p)) };
+            self.list.insert_sorted_by_key(skb, key);
+            return;
+        }
+        self.dev = dev;
+        let mut parent: *mut bindings::rb_node = core::ptr::null_mut();
+        let mut link: *mut *mut bindings::rb_node = &mut self.root.rb_node;
+        // SAFETY: Every node reached from `root` is the `rbnode` of an skb
+        // this queue owns (type invariant); `link` always points at a child
+        // pointer of such a node or at `root.rb_node`. The new node gets
+        // C's `rb_link_node()` (parent, no children) and is then balanced
+        // in by `rb_insert_color()` on our root.
+        unsafe {
+            while !(*link).is_null() {
+                parent = *link;
+                let aux = Self::with_skb(rb_to_skb(parent), &key);
+                link = if k >= aux {
+                    &mut (*parent).rb_right
+                } else {
+                    &mut (*parent).rb_left
+                };
+            }
+            let node = skb_rbnode(p);
+            (*node).__rb_parent_color = parent as usize as _;
+            (*node).rb_left = core::ptr::null_mut();
+            (*node).rb_right = core::ptr::null_mut();
+            *link = node;
+            bindings::rb_insert_color(node, &mut self.root);
+        }
+        self.tree_len = self.tree_len.wrapping_add(1);
+    }
+
+    /// The key of the skb at `p`, which this queue owns.
+    ///
+    /// # Safety
+    ///
+    /// `p` is an skb of this queue.
+    #[inline]
+    unsafe fn with_skb(p: *mut bindings::sk_buff, key: impl Fn(&S) -> u64) -> u64 {
+        // SAFETY: `p` is an skb the queue owns, from an `S` (caller, type
+        // invariant); the temporary `S` is never dropped, so ownership
+        // stays with us. `&S` reads no field `rbnode` overlays (see
+        // [`SkBuff`]).
+        let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(NonNull::new_unchecked(p)) });
+        key(&skb)
+    }
+
+    /// The tree's first skb, or null.
+    #[inline]
+    fn tree_first(&self) -> *mut bindings::sk_buff {
+        if self.root.rb_node.is_null() {
+            return core::ptr::null_mut();
+        }
+        // SAFETY: `root` is a valid tree (type invariant).
+        rb_to_skb(unsafe { bindings::rb_first(&self.root) })
+    }
+
+    /// The next skb (C's `fq_peek()`): the tree's first if its key is
+    /// below the FIFO head's, else the FIFO head; and whether it is the
+    /// tree's.
+    #[inline]
+    fn front(&self, key: &impl Fn(&S) -> u64) -> Option<(*mut bindings::sk_buff, bool)> {
+        let head = self.list.head_ptr();
+        let t = self.tree_first();
+        if t.is_null() {
+            return (!head.is_null()).then_some((head, false));
+        }
+        if head.is_null() {
+            return Some((t, true));
+        }
+        // SAFETY: Both are skbs of this queue.
+        let tree_first = unsafe { Self::with_skb(t, key) < Self::with_skb(head, key) };
+        Some(if tree_first { (t, true) } else { (head, false) })
+    }
+
+    /// Removes and returns the skb to go next (C's `fq_erase_head()`).
+    #[inline]
+    pub fn pop_front(&mut self, key: impl Fn(&S) -> u64) -> Option<S> {
+        let (p, in_tree) = self.front(&key)?;
+        if !in_tree {
+            return self.list.pop_front();
+        }
+        // SAFETY: `p` is in our tree: erased from it, its `dev` put back
+        // and the list pointers cleared, it is handed over as the `S` it
+        // came from.
+        unsafe { Some(self.take_tree_skb(p)) }
+    }
+
+    /// The skb to go next (the smallest key; on a tie the FIFO's): its key
+    /// and where it is, for [`Self::pop`] (C's `fq_peek()`, whose skb
+    /// `fq_dequeue()` then erases without looking again).
+    #[inline]
+    pub fn peek(&self, key: impl Fn(&S) -> u64) -> Option<TimeQueueFront> {
+        let (p, in_tree) = self.front(&key)?;
+        // SAFETY: `p` is an skb of this queue (`front()`).
+        let key = unsafe { Self::with_skb(p, &key) };
+        Some(TimeQueueFront { key, in_tree })
+    }
+
+    /// Removes and returns the skb that [`Self::peek`] gave `front` for.
+    /// Changed since, the queue gives the first skb of the part (FIFO or
+    /// tree) `front` names, or of the other if that is empty: never more
+    /// than order is lost.
+    #[inline]
+    pub fn pop(&mut self, front: TimeQueueFront) -> Option<S> {
+        if !front.in_tree {
+            if let Some(skb) = self.list.pop_front() {
+                return Some(skb);
+            }
+        }
+        let t = self.tree_first();
+        if t.is_null() {
+            return self.list.pop_front();
+        }
+        // SAFETY: `t` is the first skb of our tree.
+        unsafe { Some(self.take_tree_skb(t)) }
+    }
+
+    /// Unlinks `p` from the tree and returns it as an `S`.
+    ///
+    /// # Safety
+    ///
+    /// `p` is an skb in this queue's tree.
+    #[inline]
+    unsafe fn take_tree_skb(&mut self, p: *mut bindings::sk_buff) -> S {
+        // SAFETY: By the caller's promise `p`'s `rbnode` is a node of
+        // `root`. Once erased, the fields it overlaid are the skb's again:
+        // `dev` gets the value it had (type invariant), `next` and `prev`
+        // are cleared as `skb_mark_not_on_list()` would.
+        unsafe {
+            bindings::rb_erase(skb_rbnode(p), &mut self.root);
+            let l = &mut (*p).__bindgen_anon_1.__bindgen_anon_1;
+            l.next = core::ptr::null_mut();
+            l.prev = core::ptr::null_mut();
+            l.__bindgen_anon_1.dev = self.dev;
+            self.tree_len = self.tree_len.wrapping_sub(1);
+            S::from_raw(NonNull::new_unchecked(p))
+        }
+    }
+}
+
+impl<S: OwnedSkb> Drop for SkbTimeQueue<S> {
+    fn drop(&mut self) {
+        loop {
+            let t = self.tree_first();
+            if t.is_null() {
+                break;
+            }
+            // SAFETY: `t` is the first skb of our tree.
+            drop(unsafe { self.take_tree_skb(t) });
+        }
+        // The FIFO drops its own.
+    }
+}

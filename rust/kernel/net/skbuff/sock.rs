@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The socket of a packet, as a qdisc sees it.
+
+use super::SkBuff;
+use crate::bindings;
+use core::ptr::NonNull;
+
+/// Socket states (`include/net/tcp_states.h`) as [`SockRef::state`]
+/// returns them; other protocols use them too (an unconnected UDP socket is
+/// in `CLOSE`).
+pub mod tcp_state {
+    use crate::bindings;
+
+    /// `TCP_CLOSE`.
+    pub const CLOSE: u32 = bindings::TCP_CLOSE;
+    /// `TCP_LISTEN`.
+    pub const LISTEN: u32 = bindings::TCP_LISTEN;
+    /// `TCP_NEW_SYN_RECV`: a request socket.
+    pub const NEW_SYN_RECV: u32 = bindings::TCP_NEW_SYN_RECV;
+}
+
+/// The socket of a packet, as a qdisc sees it.
+///
+/// # Invariants
+///
+/// `sk` is the socket of a packet we hold; the packet keeps it alive
+/// (through its destructor's reference) for `'a`.
+#[derive(Clone, Copy)]
+pub struct SockRef<'a> {
+    sk: NonNull<bindings::sock>,
+    _p: core::marker::PhantomData<&'a SkBuff>,
+}
+
+impl SockRef<'_> {
+    /// Returns the socket's address, which identifies it while it lives.
+    #[inline]
+    pub fn addr(&self) -> usize {
+        self.sk.as_ptr() as usize
+    }
+
+    /// `sk->sk_state`, a field of every kind of socket (full, request,
+    /// timewait); C declares it volatile.
+    #[inline]
+    fn state_raw(&self) -> u8 {
+        // SAFETY: The socket is alive (type invariant) and `skc_state` is in
+        // the `sock_common` that every socket kind begins with.
+        unsafe { core::ptr::addr_of!((*self.sk.as_ptr()).__sk_common.skc_state).read_volatile() }
+    }
+
+    /// `1 << sk->sk_state`, the `TCPF_*` flag of the state (states are
+    /// below 32).
+    #[inline]
+    fn state_flag(&self) -> u32 {
+        1u32.wrapping_shl(self.state_raw().into())
+    }
+
+    /// Returns `true` for a full socket (not a request or timewait one).
+    ///
+    /// The per-packet accessors of this type read the fields inline, as
+    /// C's `static inline` versions do, instead of calling C helpers.
+    #[inline]
+    pub fn is_fullsock(&self) -> bool {
+        self.state_flag() & !(bindings::TCPF_TIME_WAIT | bindings::TCPF_NEW_SYN_RECV) != 0
+    }
+
+    /// Returns `true` for a full TCP socket (`sk_fullsock() && sk_is_tcp()`).
+    #[inline]
+    pub fn is_tcp(&self) -> bool {
+        if !self.is_fullsock() {
+            return false;
+        }
+        let sk = self.sk.as_ptr();
+        // SAFETY: The socket is alive (type invariant) and full, so it is a
+        // `struct sock` with all these fields; `sk_family` is read once, as
+        // C's `READ_ONCE()`.
+        unsafe {
+            let family = core::ptr::addr_of!((*sk).__sk_common.skc_family).read_volatile();
+            (family == bindings::AF_INET as u16 || family == bindings::AF_INET6 as u16)
+                && (*sk).sk_type == bindings::sock_type_SOCK_STREAM as u16
+                && (*sk).sk_protocol == bindings::IPPROTO_TCP as u16
+        }
+    }
+
+    /// Returns the connection state (`sk->sk_state`, one of [`tcp_state`]).
+    #[inline]
+    pub fn state(&self) -> u32 {
+        self.state_raw().into()
+    }
+
+    /// Returns the socket's hash (`sk->sk_hash`).
+    #[inline]
+    pub fn hash(&self) -> u32 {
+        // SAFETY: The socket is alive (type invariant); `skc_hash` is in the
+        // `sock_common` of every socket kind, and every bit pattern of the
+        // union is a valid `u32`.
+        unsafe { (*self.sk.as_ptr()).__sk_common.__bindgen_anon_2.skc_hash }
+    }
+
+    /// Returns the pacing rate in bytes/s of a full socket.
+    #[inline]
+    pub fn pacing_rate(&self) -> Option<u64> {
+        // SAFETY: The socket is alive and full, which has the field; TCP
+        // updates it concurrently, so it is read once (`READ_ONCE()`).
+        self.is_fullsock().then(|| unsafe {
+            core::ptr::addr_of!((*self.sk.as_ptr()).sk_pacing_rate).read_volatile() as u64
+        })
+    }
+
+    /// Returns the `SO_MAX_PACING_RATE` of a full socket (`~0` if unset).
+    #[inline]
+    pub fn max_pacing_rate(&self) -> Option<u64> {
+        // SAFETY: As for `pacing_rate()`: alive, full, read once.
+        self.is_fullsock().then(|| unsafe {
+            core::ptr::addr_of!((*self.sk.as_ptr()).sk_max_pacing_rate).read_volatile() as u64
+        })
+    }
+
+    /// Tells a full socket that `fq` paces it (`SK_PACING_FQ`, with
+    /// release ordering), so TCP stops pacing by itself.
+    #[inline]
+    pub fn set_pacing_status_fq(&self) {
+        if !self.is_fullsock() {
+            return;
+        }
+        // The kernel's C changes the field with `smp_store_release()` and
+        // `cmpxchg()` (TCP, C sch_fq) and BPF congestion control programs
+        // with plain aligned 32-bit stores (a single instruction once
+        // JIT-compiled, which cannot tear): every access is of the whole
+        // word, as the kernel memory model requires of a field that C
+        // itself reads with `smp_load_acquire()` while such stores happen.
+        // SAFETY: The socket is alive and full, which has the field: a
+        // valid, aligned `u32` for as long as this reference, only ever
+        // accessed as a whole word (above).
+        let status = unsafe {
+            core::sync::atomic::AtomicU32::from_ptr(core::ptr::addr_of_mut!(
+                (*self.sk.as_ptr()).sk_pacing_status
+            ))
+        };
+        let fq = bindings::sk_pacing_SK_PACING_FQ;
+        // Release, as C sch_fq: pairs with TCP's smp_load_acquire() of it.
+        if status.load(core::sync::atomic::Ordering::Relaxed) != fq {
+            status.store(fq, core::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+impl SkBuff {
+    /// Returns the socket the packet belongs to, if any (`skb->sk`).
+    #[inline]
+    pub fn sock(&self) -> Option<SockRef<'_>> {
+        // SAFETY: The pointer is valid (type invariant).
+        let sk = unsafe { (*self.as_ptr()).sk };
+        NonNull::new(sk).map(|sk| SockRef {
+            sk,
+            _p: core::marker::PhantomData,
+        })
+    }
+}
