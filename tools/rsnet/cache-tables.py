@@ -34,6 +34,8 @@ def load(res):
             if w[0] == "lost":
                 lost = int(w[1])
                 continue
+            if w[0] in ("tbs", "marks"):
+                continue
             counts[int(w[0])] = dict(zip(("enters", "acc", "st", "l1", "l2", "llc"), map(int, w[1:])))
     runs = defaultdict(lambda: {"acc": 0, "l1": 0, "l2": 0, "llc": 0, "enters": 0})
     meta = {}

@@ -20,7 +20,11 @@
 //! Regions are marked by the bench modules (`rsnet_cache_mark.h`): the
 //! instruction `nopl 0x52534e42(%rax)` (begin) or `nopl 0x52534e45(%rax)`
 //! (end), then a byte load from a page-aligned buffer at offset ID, the
-//! region's number (0..4095). The load is not counted. At exit the plugin
+//! region's number (0..4095). The plugin finds the marks as it translates
+//! code; executed, a mark makes the vCPU's next access its id load, which
+//! is not counted. (An interrupt cannot come between the two: under
+//! icount QEMU delivers interrupts between translation blocks, and a mark
+//! whose load starts the next block is counted as lost.) At exit the plugin
 //! writes, per region number, the times it was entered, the accesses, the
 //! stores and the misses of each level, summed over the vCPUs.
 //!
@@ -32,7 +36,8 @@ use qemu_plugin_sys::{
     qemu_plugin_hwaddr_phys_addr, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_insn_data,
     qemu_plugin_insn_size, qemu_plugin_mem_is_store, qemu_plugin_mem_rw,
     qemu_plugin_mem_size_shift, qemu_plugin_meminfo_t, qemu_plugin_register_atexit_cb,
-    qemu_plugin_register_vcpu_mem_cb, qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb,
+    qemu_plugin_register_vcpu_insn_exec_cb, qemu_plugin_register_vcpu_mem_cb,
+    qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb,
     qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns, QEMU_PLUGIN_VERSION,
 };
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -145,8 +150,13 @@ struct State {
     /// Per vCPU: 1 + the region it is in, 0 outside: read without the
     /// lock by every access.
     active: Vec<AtomicUsize>,
+    /// Per vCPU: the mark just executed, whose id load comes next.
+    pending: Vec<AtomicUsize>,
     /// Marks whose id load fell into the next translation block.
     lost: AtomicU64,
+    /// Blocks translated and marks found in them.
+    tbs: AtomicU64,
+    marks: AtomicU64,
 }
 
 static STATE: OnceLock<State> = OnceLock::new();
@@ -178,25 +188,26 @@ unsafe fn mark_kind(insn: *mut qemu_plugin_insn) -> Option<u32> {
 unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     // SAFETY: `tb` is valid during the callback.
     let n = unsafe { qemu_plugin_tb_n_insns(tb) };
+    state().tbs.fetch_add(1, Ordering::Relaxed);
     let mut mark = None;
     for i in 0..n {
+        // The mark's id load is the next instruction: it must be in this
+        // block (icount delivers interrupts between blocks only).
         // SAFETY: `i` is below the block's instruction count.
         let insn = unsafe { qemu_plugin_tb_get_insn(tb, i) };
         // SAFETY: As above; the callbacks are functions of this plugin,
         // the user data a mark kind, not a pointer.
         unsafe {
-            if let Some(kind) = mark.take() {
-                qemu_plugin_register_vcpu_mem_cb(
+            mark = mark_kind(insn);
+            if let Some(kind) = mark {
+                state().marks.fetch_add(1, Ordering::Relaxed);
+                qemu_plugin_register_vcpu_insn_exec_cb(
                     insn,
                     Some(on_mark),
                     qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-                    qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_R,
                     kind as usize as *mut c_void,
                 );
-                continue;
-            }
-            mark = mark_kind(insn);
-            if mark.is_none() {
+            } else {
                 qemu_plugin_register_vcpu_mem_cb(
                     insn,
                     Some(on_mem),
@@ -212,26 +223,25 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     }
 }
 
-unsafe extern "C" fn on_mark(
-    vcpu: c_uint,
-    _info: qemu_plugin_meminfo_t,
-    vaddr: u64,
-    kind: *mut c_void,
-) {
+unsafe extern "C" fn on_mark(vcpu: c_uint, kind: *mut c_void) {
     let st = state();
-    let Some(slot) = st.vcpus.get(vcpu as usize) else {
-        return;
-    };
-    let mut g = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = st.pending.get(vcpu as usize) {
+        p.store(kind as usize, Ordering::Relaxed);
+    }
+}
+
+/// The id load after a mark: enters or leaves region `vaddr % MAX_IDS`.
+fn mark_load(st: &State, vcpu: usize, kind: u32, vaddr: u64) {
+    let mut g = st.vcpus[vcpu].lock().unwrap_or_else(|e| e.into_inner());
     let v = g.get_or_insert_with(Vcpu::new);
     let id = (vaddr & (MAX_IDS as u64 - 1)) as usize;
-    if kind as usize as u32 == MARK_BEGIN {
+    if kind == MARK_BEGIN {
         v.active = Some(id);
         v.counts[id].enters += 1;
-        st.active[vcpu as usize].store(id + 1, Ordering::Relaxed);
+        st.active[vcpu].store(id + 1, Ordering::Relaxed);
     } else {
         v.active = None;
-        st.active[vcpu as usize].store(0, Ordering::Relaxed);
+        st.active[vcpu].store(0, Ordering::Relaxed);
     }
 }
 
@@ -245,6 +255,11 @@ unsafe extern "C" fn on_mem(
     let Some(active) = st.active.get(vcpu as usize) else {
         return;
     };
+    let kind = st.pending[vcpu as usize].swap(0, Ordering::Relaxed);
+    if kind != 0 {
+        mark_load(st, vcpu as usize, kind as u32, vaddr);
+        return;
+    }
     let id = active.load(Ordering::Relaxed);
     if id == 0 {
         return;
@@ -303,7 +318,12 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
             c.enters, c.accesses, c.stores, c.l1, c.l2, c.llc
         );
     }
-    text += &format!("lost {}\n", st.lost.load(Ordering::Relaxed));
+    text += &format!(
+        "lost {}\ntbs {}\nmarks {}\n",
+        st.lost.load(Ordering::Relaxed),
+        st.tbs.load(Ordering::Relaxed),
+        st.marks.load(Ordering::Relaxed)
+    );
     if let Ok(mut f) = std::fs::File::create(&st.out) {
         let _ = f.write_all(text.as_bytes());
     }
@@ -337,7 +357,10 @@ pub unsafe extern "C" fn qemu_plugin_install(
         out,
         vcpus: (0..MAX_VCPUS).map(|_| Mutex::new(None)).collect(),
         active: (0..MAX_VCPUS).map(|_| AtomicUsize::new(0)).collect(),
+        pending: (0..MAX_VCPUS).map(|_| AtomicUsize::new(0)).collect(),
         lost: AtomicU64::new(0),
+        tbs: AtomicU64::new(0),
+        marks: AtomicU64::new(0),
     });
     // SAFETY: The callbacks are functions of this plugin.
     unsafe {
