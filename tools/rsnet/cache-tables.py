@@ -11,6 +11,8 @@ with ratios, and bytes per flow where the row has them. Writes
 RESULTS/cache-plot.dat (misses per packet against flows, fqscale's
 default-bucket rows) for bench-plot.sh.
 """
+import bisect
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -25,6 +27,7 @@ LEVELS = ("l1", "l2", "llc")
 
 def load(res):
     counts = {}
+    pcs = defaultdict(list)  # id -> [(address, l1, l2, llc)]
     lost = 0
     with open(f"{res}/cache.tsv") as f:
         for line in f:
@@ -36,8 +39,12 @@ def load(res):
                 continue
             if w[0] in ("tbs", "marks"):
                 continue
+            if w[0] == "pc":
+                pcs[int(w[1])].append((int(w[2], 16), int(w[3]), int(w[4]), int(w[5])))
+                continue
             counts[int(w[0])] = dict(zip(("enters", "acc", "st", "l1", "l2", "llc"), map(int, w[1:])))
-    runs = defaultdict(lambda: {"acc": 0, "l1": 0, "l2": 0, "llc": 0, "enters": 0})
+    runs = defaultdict(lambda: {"acc": 0, "l1": 0, "l2": 0, "llc": 0, "enters": 0,
+                                "ids": []})
     meta = {}
     order = []
     with open(f"{res}/marks.tsv") as f:
@@ -50,10 +57,42 @@ def load(res):
             r = runs[key]
             for k in ("acc", "l1", "l2", "llc", "enters"):
                 r[k] += c[k]
+            r["ids"].append(int(mid))
             meta[key] = (int(pkts or 0), float(ns or 0), bpf)
             if (table, row) not in order:
                 order.append((table, row))
-    return runs, meta, order, lost
+    return runs, meta, order, lost, pcs
+
+
+class Symbols:
+    """Names of kernel text addresses: the kernel's, and a region's modules."""
+
+    def __init__(self, res):
+        self.res = res
+        self.kernel = self.read(f"{res}/syms-kernel.txt")
+        self.mods = {}
+
+    @staticmethod
+    def read(path):
+        syms = []
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    w = line.split()
+                    if len(w) >= 3:
+                        syms.append((int(w[0], 16), w[2] + (" " + w[3] if len(w) > 3 else "")))
+        syms.sort()
+        return syms
+
+    def name(self, mid, addr):
+        if mid not in self.mods:
+            self.mods[mid] = self.read(f"{self.res}/syms-{mid}.txt")
+        best = None
+        for syms in (self.mods[mid], self.kernel):
+            i = bisect.bisect_right(syms, (addr, "\U0010ffff")) - 1
+            if i >= 0 and (best is None or syms[i][0] > best[0]):
+                best = syms[i]
+        return best[1] if best else f"{addr:x}"
 
 
 def med(v):
@@ -64,9 +103,35 @@ def ratio(r, c):
     return f"{r / c:.3f}" if c else "n/a"
 
 
+# Below this many misses per packet a level holds the whole working set:
+# what is left are the first touches of a run, and a ratio of them says
+# nothing.
+FLOOR = 0.01
+
+
+def miss_ratio(r, c):
+    return ratio(r, c) if max(r, c) >= FLOOR else "-"
+
+
 def main():
     res = sys.argv[1]
-    runs, meta, order, lost = load(res)
+    runs, meta, order, lost, pcs = load(res)
+    syms = Symbols(res)
+    # (table, row, impl) -> function -> [l1, l2, llc] summed, and packets
+    by_fn = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
+    fn_pkts = defaultdict(int)
+    for key, r in runs.items():
+        pkts = meta[key][0]
+        if pkts <= 0:
+            continue
+        k3 = key[:3]
+        fn_pkts[k3] += pkts
+        for mid in r["ids"]:
+            for addr, l1, l2, llc in pcs.get(mid % 4096, ()):
+                e = by_fn[k3][syms.name(mid, addr)]
+                e[0] += l1
+                e[1] += l2
+                e[2] += llc
     per = defaultdict(lambda: defaultdict(list))  # (table,row,impl) -> key -> values
     for (table, row, impl, rnd), r in runs.items():
         pkts, ns, bpf = meta[(table, row, impl, rnd)]
@@ -84,7 +149,8 @@ def main():
     say("Cache model (tools/rsnet/cacheplugin: L1d 48 KiB 12-way, L2 2 MiB 16-way,")
     say("LLC 32 MiB 16-way, 64 B lines, LRU, physical addresses, no prefetch), per")
     say("vCPU, inside the measured loops; medians of the rounds. ins: instructions")
-    say("(-icount shift=0: 1 ns each); acc: data accesses; L1, L2, LLC: misses.")
+    say("(-icount shift=0: 1 ns each); acc: data accesses; L1, L2, LLC: misses;")
+    say(f"R/C: Rust/C, '-' where both miss less than {FLOOR} a packet (cold misses only).")
     if lost:
         say(f"WARNING: {lost} marks were split across translation blocks and lost.")
     say("")
@@ -104,7 +170,7 @@ def main():
             cells += [f"{med(c['acc']):.2f}", f"{med(r['acc']):.2f}"]
             for lv in LEVELS:
                 m = (med(c[lv]), med(r[lv]))
-                cells += [f"{m[0]:.3f}", f"{m[1]:.3f}", ratio(m[1], m[0])]
+                cells += [f"{m[0]:.3f}", f"{m[1]:.3f}", miss_ratio(m[1], m[0])]
             cells += [f"{med(c['bpf']):.0f}" if c["bpf"] else "-",
                       f"{med(r['bpf']):.0f}" if r["bpf"] else "-"]
             lines.append(cells)
@@ -118,6 +184,27 @@ def main():
         for cells in lines:
             say("  ".join(x.ljust(w) for x, w in zip(cells, widths)).rstrip())
         say(rule)
+        say("")
+    # Where the misses are: for each row where Rust misses more than C at
+    # some level, the functions with the most misses per packet.
+    say("Where the misses are, for each row where Rust misses more than C at a")
+    say("level: the functions (their instructions' data accesses) with the most")
+    say("L1 misses per packet, L2 and LLC misses after them; C, then Rust.")
+    say("")
+    for table, row in order:
+        c, r = per[(table, row, "c")], per[(table, row, "rust")]
+        worse = [lv for lv in LEVELS
+                 if max(med(c[lv]), med(r[lv])) >= FLOOR and med(r[lv]) > med(c[lv])]
+        if not worse:
+            continue
+        say(f"{TITLES[table].split(':')[0]}, {row} (Rust misses more at {', '.join(worse)}):")
+        say("")
+        for impl in ("c", "rust"):
+            k3 = (table, row, impl)
+            fns = sorted(by_fn[k3].items(), key=lambda kv: -kv[1][0])[:8]
+            n = fn_pkts[k3] or 1
+            say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
+                f"``{name}`` {m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}" for name, m in fns))
         say("")
     print("\n".join(out))
     # Misses per packet against flows: fqscale's rows "N flows".

@@ -29,6 +29,16 @@ a_first() { (($1 % 2)); }
 #   ID<TAB>TABLE<TAB>ROW<TAB>IMPL<TAB>ROUND<TAB>PACKETS<TAB>NS<TAB>BYTES/FLOW
 # (a row may have several regions a run: page_pool's xcpu has two).
 MARK=0
+# The kernel's and the measured modules' text symbols, for the cache
+# model's misses by function: the kernel's once, the modules' (which move
+# at every load) after each run, while still loaded, in syms-ID.txt.
+awk '$2 ~ /^[tT]$/ && NF == 3' /proc/kallsyms >"$res/syms-kernel.txt"
+mod_syms() { # ID [COUNT]: the modules' symbols for regions ID..ID+COUNT-1
+	local i
+	awk '$2 ~ /^[tT]$/ && $4 ~ /^\[(sch_fq|sch_fq_rs|page_pool_rs|fq_bench|page_pool_bench)\]$/' \
+		/proc/kallsyms >"$res/syms-$1.txt"
+	for ((i = 1; i < ${2:-1}; i++)); do cp "$res/syms-$1.txt" "$res/syms-$(($1 + i)).txt"; done
+}
 mark_row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$res/marks.tsv"; }
 
 if want page_pool; then
@@ -39,7 +49,9 @@ pp_run() { # IMPL [PARAMS] -> the module's result line
 	if [ "$1" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
 	shift
 	dmesg -C
-	modprobe page_pool_bench "$@" && modprobe -r page_pool_bench
+	local a m=
+	for a in "$@"; do [[ $a == mark=* ]] && m=${a#mark=}; done
+	modprobe page_pool_bench "$@" && { [ -n "$m" ] && mod_syms "$m" 5; modprobe -r page_pool_bench; }
 	dmesg | sed -n 's/.*page_pool_bench: //p' | tail -1
 }
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
@@ -273,7 +285,7 @@ fqb() { # IMPL FLOWS BURST SOCK MARK -> "ns-per-packet packets"
 	tc qdisc add dev fqb0 root fq
 	dmesg -C
 	modprobe fq_bench dev=fqb0 flows="$2" burst="$3" sock="$4" loops=$FQB_LOOPS mark="$5" &&
-		modprobe -r fq_bench
+		{ mod_syms "$5"; modprobe -r fq_bench; }
 	tc qdisc del dev fqb0 root
 	dmesg | sed -n 's/.*fq_bench: .* pkts=\([0-9]*\) ns=\([0-9.]*\).*/\2 \1/p' | tail -1
 }
@@ -366,7 +378,7 @@ fqs() { # IMPL FLOWS SOCK MARK [fq options] -> "ns bytes-per-flow packets"
 	tc qdisc add dev fqb1 root fq orphan_mask 1048575 "$@"
 	dmesg -C
 	modprobe fq_bench dev=fqb1 flows="$flows" burst=64 sock="$sock" loops=$loops mark="$mark" &&
-		modprobe -r fq_bench
+		{ mod_syms "$mark"; modprobe -r fq_bench; }
 	sleep 1
 	m1=$(sunreclaim)
 	tc qdisc del dev fqb1 root

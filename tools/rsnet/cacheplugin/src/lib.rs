@@ -34,12 +34,13 @@
 use qemu_plugin_sys::{
     qemu_info_t, qemu_plugin_cb_flags, qemu_plugin_get_hwaddr, qemu_plugin_hwaddr_is_io,
     qemu_plugin_hwaddr_phys_addr, qemu_plugin_id_t, qemu_plugin_insn, qemu_plugin_insn_data,
-    qemu_plugin_insn_size, qemu_plugin_mem_is_store, qemu_plugin_mem_rw,
+    qemu_plugin_insn_size, qemu_plugin_insn_vaddr, qemu_plugin_mem_is_store, qemu_plugin_mem_rw,
     qemu_plugin_mem_size_shift, qemu_plugin_meminfo_t, qemu_plugin_register_atexit_cb,
     qemu_plugin_register_vcpu_insn_exec_cb, qemu_plugin_register_vcpu_mem_cb,
     qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb,
     qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns, QEMU_PLUGIN_VERSION,
 };
+use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::io::Write;
 use std::ptr;
@@ -113,6 +114,8 @@ struct Vcpu {
     llc: Level,
     active: Option<usize>,
     counts: Vec<Counts>,
+    /// Misses per (region, instruction address), per level.
+    by_pc: HashMap<(usize, u64), [u64; 3]>,
 }
 
 impl Vcpu {
@@ -123,10 +126,11 @@ impl Vcpu {
             llc: Level::new(32 << 20, 16),
             active: None,
             counts: vec![Counts::default(); MAX_IDS],
+            by_pc: HashMap::new(),
         }
     }
 
-    fn touch(&mut self, id: usize, line: u64, store: bool) {
+    fn touch(&mut self, id: usize, pc: u64, line: u64, store: bool) {
         let c = &mut self.counts[id];
         c.accesses += 1;
         c.stores += u64::from(store);
@@ -134,13 +138,14 @@ impl Vcpu {
             return;
         }
         c.l1 += 1;
-        if self.l2.access(line) {
-            return;
-        }
-        c.l2 += 1;
-        if !self.llc.access(line) {
-            c.llc += 1;
-        }
+        let l2 = !self.l2.access(line);
+        let llc = l2 && !self.llc.access(line);
+        c.l2 += u64::from(l2);
+        c.llc += u64::from(llc);
+        let m = self.by_pc.entry((id, pc)).or_default();
+        m[0] += 1;
+        m[1] += u64::from(l2);
+        m[2] += u64::from(llc);
     }
 }
 
@@ -208,12 +213,14 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                     kind as usize as *mut c_void,
                 );
             } else {
+                // The user data is the instruction's address, for the
+                // misses by instruction.
                 qemu_plugin_register_vcpu_mem_cb(
                     insn,
                     Some(on_mem),
                     qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
                     qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW,
-                    ptr::null_mut(),
+                    qemu_plugin_insn_vaddr(insn) as usize as *mut c_void,
                 );
             }
         }
@@ -249,7 +256,7 @@ unsafe extern "C" fn on_mem(
     vcpu: c_uint,
     info: qemu_plugin_meminfo_t,
     vaddr: u64,
-    _udata: *mut c_void,
+    pc: *mut c_void,
 ) {
     let st = state();
     let Some(active) = st.active.get(vcpu as usize) else {
@@ -288,13 +295,14 @@ unsafe extern "C" fn on_mem(
         return;
     };
     for line in (pa >> LINE_SHIFT)..=((pa + size - 1) >> LINE_SHIFT) {
-        v.touch(id - 1, line, store);
+        v.touch(id - 1, pc as usize as u64, line, store);
     }
 }
 
 unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
     let st = state();
     let mut sum = vec![Counts::default(); MAX_IDS];
+    let mut by_pc: HashMap<(usize, u64), [u64; 3]> = HashMap::new();
     for slot in &st.vcpus {
         let g = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(v) = g.as_ref() {
@@ -305,6 +313,12 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
                 s.l1 += c.l1;
                 s.l2 += c.l2;
                 s.llc += c.llc;
+            }
+            for (k, m) in &v.by_pc {
+                let e = by_pc.entry(*k).or_default();
+                for l in 0..3 {
+                    e[l] += m[l];
+                }
             }
         }
     }
@@ -317,6 +331,21 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
             "{id} {} {} {} {} {} {}\n",
             c.enters, c.accesses, c.stores, c.l1, c.l2, c.llc
         );
+    }
+    // Per region, the instructions with the most L1 misses (kernel
+    // addresses: cache-tables.py names their functions).
+    text += "# pc id address l1_misses l2_misses llc_misses\n";
+    let mut pcs: Vec<_> = by_pc.into_iter().collect();
+    pcs.sort_by(|a, b| (a.0 .0, b.1[0]).cmp(&(b.0 .0, a.1[0])));
+    let mut last = (usize::MAX, 0);
+    for ((id, pc), m) in pcs {
+        if last.0 != id {
+            last = (id, 0);
+        }
+        last.1 += 1;
+        if last.1 <= 64 {
+            text += &format!("pc {id} {pc:x} {} {} {}\n", m[0], m[1], m[2]);
+        }
     }
     text += &format!(
         "lost {}\ntbs {}\nmarks {}\n",
