@@ -64,6 +64,31 @@ def load(res):
     return runs, meta, order, lost, pcs
 
 
+def short(name):
+    """A Rust v0 symbol as the identifiers in it, enough to read."""
+    sym, _, mod = name.partition(" ")
+    if not sym.startswith("_R"):
+        return name
+    ids, i = [], 2
+    while i < len(sym):
+        if sym[i].isdigit():
+            j = i
+            while j < len(sym) and sym[j].isdigit():
+                j += 1
+            n = int(sym[i:j])
+            if sym[j:j + 1] == "_":
+                j += 1
+            ident = sym[j:j + n]
+            if n >= 2 and ident.replace("_", "a").isalnum() and not ident[0].isdigit():
+                ids.append(ident)
+                i = j + n
+                continue
+        i += 1
+    # Drop the crate-level path words: keep what names the function.
+    ids = [x for x in ids if x not in ("kernel", "net", "core", "ops", "function")]
+    return "::".join(ids[-4:]) + (" " + mod if mod else "")
+
+
 class Symbols:
     """Names of kernel text addresses: the kernel's, and a region's modules."""
 
@@ -204,7 +229,7 @@ def main():
             fns = sorted(by_fn[k3].items(), key=lambda kv: -kv[1][0])[:8]
             n = fn_pkts[k3] or 1
             say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
-                f"``{name}`` {m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}" for name, m in fns))
+                f"``{short(name)}`` {m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}" for name, m in fns))
         say("")
     print("\n".join(out))
     # Misses per packet against flows: fqscale's rows "N flows".
