@@ -38,8 +38,18 @@ impl ProcessContext {
     }
 }
 
-/// The allocation flags fit for the context a value proves.
-pub trait AllocContext {
+/// Keeps [`AllocContext`] to the contexts of this module: a type of
+/// another crate that could implement it would pass `GFP_KERNEL` to an
+/// allocation in atomic context.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::ProcessContext {}
+    impl Sealed for super::Atomic {}
+}
+
+/// The allocation flags fit for the context a value proves. Sealed: only
+/// [`ProcessContext`] and [`Atomic`] implement it.
+pub trait AllocContext: sealed::Sealed {
     /// The flags of an allocation made there.
     fn gfp(&self) -> Flags;
 }
