@@ -15,6 +15,10 @@
 #   make fuzz     random fq netlink requests, C against Rust, at scale
 #                 (fq_fuzz.sh; FQ_FUZZ_SETS=50000)
 #   make lint     rustfmt, clippy and checkpatch
+#   make series   the patch series for a 6.12 tree ($RSNET_CACHE/series)
+#   make series-check  that series applied to the pristine tree, built
+#                 in-tree (EACH=1: every patch on its own), and make check
+#                 run on it (SUITE=0: build only)
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
 # KDIR=/path     use your own prepared, built kernel tree instead
@@ -25,13 +29,13 @@
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CACHE CHECK_VMS
 export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
-export FQ_FUZZ_SETS FQ_FUZZ_SEED
+export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM SUITE
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.
 export RSNET_VM_CMD := $(value CMD)
 
-.PHONY: all deps kernel modules check oracle fuzz run vm bench lint clean
+.PHONY: all deps kernel modules check oracle fuzz run vm bench lint series series-check clean
 all: modules
 
 deps:
@@ -68,6 +72,10 @@ vm: modules
 		{ rc=$$?; echo "[rsnet] command exited with status $$rc"; exit $$rc; }
 lint: kernel
 	@bash $(T)/lint.sh
+series: deps
+	@bash $(T)/series.sh
+series-check: deps
+	@bash $(T)/series.sh check
 clean:
 	@find . -path ./.git -prune -o \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
 		-o -name '*.mod.c' -o -name '.*.cmd' -o -name '*.rmeta' -o -name '*.d' \

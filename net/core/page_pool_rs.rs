@@ -3,9 +3,10 @@
 //! page_pool_rs: the page_pool recycle and refill path in Rust.
 //!
 //! Loaded, it becomes the path by which every page pool recycles pages and
-//! refills its alloc cache (the hook of `patches/0003`); unloaded, the C
-//! path of `net/core/page_pool.c` takes over again, with the same alloc
-//! caches, rings and statistics, so pages in flight are never lost.
+//! refills its alloc cache (the hook of `include/net/page_pool/hook.h`);
+//! unloaded, the C path of `net/core/page_pool.c` takes over again, with
+//! the same alloc caches, rings and statistics, so pages in flight are
+//! never lost.
 //!
 //! The rule of upstream "page_pool: Don't recycle non-reusable pages": a
 //! page is recycled only if the pool holds its sole reference and it is not

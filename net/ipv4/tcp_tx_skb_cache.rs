@@ -5,7 +5,7 @@
 //! Linux 5.2 added this (472c2e07eef0 "tcp: add one skb cache for tx",
 //! 0b7d7f6b2208 "tcp: add tcp_tx_skb_cache sysctl") and 5.16 removed it
 //! (d8b81175e412). This module brings the policy back in Rust on top of the
-//! hook of `patches/0001`: when the write queue frees an skb that nobody
+//! hook of `include/net/tcp.h`: when the write queue frees an skb that nobody
 //! else references, keep it in the socket; the next header-only allocation
 //! of that socket (`tcp_stream_alloc_skb()`, which only makes those) reuses
 //! it instead of going to the slab.

@@ -41,12 +41,3 @@ struct sk_buff *rust_helper_qdisc_dequeue_gso_skb(struct Qdisc *sch)
 	}
 	return skb;
 }
-
-/*
- * kmalloc() for a qdisc's flows (kernel::flow_table): through the macro,
- * so that allocation profiling tags them here as it tags any kmalloc().
- */
-void *rust_helper_kmalloc_flow(size_t size, gfp_t flags)
-{
-	return kmalloc(size, flags);
-}

@@ -75,15 +75,18 @@
 //! #     // SAFETY: `mnt` is a mount we hold until `kern_unmount()` below.
 //! #     let root = bindings::path { mnt, dentry: unsafe { (*mnt).mnt_root } };
 //! #     let flags = if val.is_some() { bindings::O_WRONLY } else { bindings::O_RDONLY };
+//! #     let flags = flags as i32;
 //! #     // SAFETY: `root` is a valid path for the call; `path` a C string.
-//! #     let file = unsafe { bindings::file_open_root(&root, path.as_char_ptr(), flags as i32, 0) };
+//! #     let file = unsafe { bindings::file_open_root(&root, path.as_char_ptr(), flags, 0) };
 //! #     let ret = from_err_ptr(file).and_then(|file| {
 //! #         let mut pos = pos;
 //! #         // SAFETY: `file` is open; the buffers are valid for their lengths.
 //! #         let n = unsafe {
 //! #             match val {
 //! #                 Some(v) => bindings::kernel_write(file, v.as_ptr().cast(), v.len(), &mut pos),
-//! #                 None => bindings::kernel_read(file, buf.as_mut_ptr().cast(), buf.len(), &mut pos),
+//! #                 None => {
+//! #                     bindings::kernel_read(file, buf.as_mut_ptr().cast(), buf.len(), &mut pos)
+//! #                 }
 //! #             }
 //! #         };
 //! #         // SAFETY: `file` was opened above and is not used after this.
@@ -458,8 +461,8 @@ impl<T: Handler> Drop for Registration<T> {
 /// # Safety
 ///
 /// Called by the sysctl core for an entry of a table built by
-/// [`Register::register`](crate::registration::Register::register), with `buffer`, `lenp` and `ppos` as for any
-/// `proc_handler`.
+/// [`Register::register`](crate::registration::Register::register), with
+/// `buffer`, `lenp` and `ppos` as for any `proc_handler`.
 unsafe extern "C" fn proc_handler<T: Handler>(
     table: *const bindings::ctl_table,
     write: c_int,

@@ -14,7 +14,11 @@ set -euo pipefail
 
 build=$(kbuild_dir)
 dir=$RSNET_TOP/tools/testing/selftests/rsnet/compile_fail
-cmdfile=$RSNET_TOP/net/sched/.sch_fq_rs.o.cmd
+# sch_fq_rs's command; against a kernel that builds sch_fq_rs in-tree (the
+# series), that of its out-of-tree oracle build, the same but for a --cfg.
+src=sch_fq_rs
+cmdfile=$RSNET_TOP/net/sched/.$src.o.cmd
+[ -f "$cmdfile" ] || { src=sch_fq_rs_vt; cmdfile=$RSNET_TOP/net/sched/.$src.o.cmd; }
 [ -f "$cmdfile" ] || die "no $cmdfile: build the modules first"
 # Kbuild's rustc command, without the objtool step that follows it.
 cmd=$(sed -n 's/^savedcmd_[^ ]* := //p' "$cmdfile" | sed 's/ *; .*//; s/ *$//')
@@ -35,7 +39,7 @@ for c in "${cases[@]}"; do
 	one=$(sed -E "s# --crate-name [^ ]+# --crate-name cf_$name#;
 		s# --out-dir [^ ]+# --out-dir $tmp#;
 		s# --emit=dep-info=[^ ]+##; s# --emit=obj=[^ ]+# --emit=metadata=$tmp/$name.rmeta#;
-		s# [^ ]+/sch_fq_rs\.rs\$# $dir/$c#;
+		s# [^ ]+/$src\.rs\$# $dir/$c#;
 		s#^RUST_MODFILE=[^ ]+ ##" <<<"$cmd")
 	set +e
 	(cd "$build" && RUSTC_BOOTSTRAP=1 RUST_MODFILE=$name eval "$one") >"$tmp/$name.log" 2>&1

@@ -9,10 +9,12 @@ set -euo pipefail
 
 # Debian packages: kernel source, LLVM toolchain, QEMU, kernel build tools,
 # and the userspace the tests drive (iproute2, iperf3, ethtool, python venv,
-# liburing for the zero-copy sender).
+# liburing for the zero-copy sender, ply and GitPython for checkpatch's
+# SPDX check of the series).
 pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex
       bison bc libelf-dev libssl-dev cpio kmod iproute2 iperf3 ethtool
-      python3-venv rsync socat busybox-static udev gcc liburing-dev)
+      python3-venv rsync socat busybox-static udev gcc liburing-dev
+      python3-ply python3-git)
 apt_need "${pkgs[@]}"
 
 # Rust: the kernel builds `core` from source, and generates bindings with a

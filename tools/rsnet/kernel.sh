@@ -92,31 +92,7 @@ done < <(sort -u "$src/.rsnet-touched" "$touched")
 sort -u "$touched" >"$src/.rsnet-touched"
 rm -f "$touched"
 
-# Configure: tinyconfig + fragments. Only replace .config when it changes,
-# so an unchanged configuration does not trigger a rebuild.
-mkdir -p "$build"
-cfglog=$LOGDIR/kernel-config.log
-tmpcfg=$RSNET_CACHE/config-tmp
-rm -rf "$tmpcfg" && mkdir -p "$tmpcfg"
-{
-	make -C "$src" O="$tmpcfg" LLVM=1 tinyconfig &&
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$tmpcfg" "$tmpcfg/.config" "${frags[@]}" &&
-	make -C "$src" O="$tmpcfg" LLVM=1 olddefconfig
-} >"$cfglog" 2>&1 || die "kernel configuration failed" "$cfglog"
-# Every option the fragments ask for must have survived olddefconfig; a
-# later fragment's setting (including "is not set") replaces an earlier one.
-bad=$(cat "${frags[@]}" |
-	sed -nE 's/^# (CONFIG_[A-Z0-9_]+) is not set$/\1=n/p; s/^(CONFIG_[A-Z0-9_]+=.*)$/\1/p' |
-	awk -F= '{ last[$1] = $0 } END { for (k in last) print last[k] }' | grep -v '=n$' |
-	while read -r l; do grep -qxF "$l" "$tmpcfg/.config" || echo "$l"; done)
-if [ -n "$bad" ]; then
-	{ echo "options not set as requested (dependency missing?):"; echo "$bad"; } >>"$cfglog"
-	if echo "$bad" | grep -q CONFIG_RUST=; then
-		make -C "$src" O="$tmpcfg" LLVM=1 rustavailable >>"$cfglog" 2>&1 || true
-	fi
-	die "kernel config: $(echo "$bad" | tr '\n' ' ')" "$cfglog"
-fi
-cmp -s "$tmpcfg/.config" "$build/.config" || cp "$tmpcfg/.config" "$build/.config"
+kconfigure "$src" "$build" "${frags[@]}"
 
 blog=$LOGDIR/kernel-build-$KCONFIG.log
 step "building kernel in $build (log: $blog)"

@@ -62,3 +62,33 @@ ksrc_dir() {
 kbuild_dir() {
 	if [ -n "${KDIR:-}" ]; then echo "$KDIR"; else echo "$RSNET_CACHE/build-$KCONFIG"; fi
 }
+# kconfigure SRC BUILD FRAGMENT...: BUILD/.config = tinyconfig + fragments,
+# replaced only when it changes, so an unchanged configuration does not
+# trigger a rebuild. Every option the fragments ask for must survive
+# olddefconfig (a later fragment's setting, including "is not set",
+# replaces an earlier one), unless KCONFIG_LAX=1: a patch of the series
+# that comes before an option's Kconfig entry cannot have it.
+kconfigure() {
+	local src=$1 build=$2 tmpcfg=$RSNET_CACHE/config-tmp bad
+	shift 2
+	local cfglog=$LOGDIR/kernel-config-$(basename "$build").log
+	mkdir -p "$build"
+	rm -rf "$tmpcfg" && mkdir -p "$tmpcfg"
+	{
+		make -C "$src" O="$tmpcfg" LLVM=1 tinyconfig &&
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$tmpcfg" "$tmpcfg/.config" "$@" &&
+		make -C "$src" O="$tmpcfg" LLVM=1 olddefconfig
+	} >"$cfglog" 2>&1 || die "kernel configuration failed" "$cfglog"
+	bad=$(cat "$@" |
+		sed -nE 's/^# (CONFIG_[A-Z0-9_]+) is not set$/\1=n/p; s/^(CONFIG_[A-Z0-9_]+=.*)$/\1/p' |
+		awk -F= '{ last[$1] = $0 } END { for (k in last) print last[k] }' | grep -v '=n$' |
+		while read -r l; do grep -qxF "$l" "$tmpcfg/.config" || echo "$l"; done)
+	if [ -n "$bad" ] && [ "${KCONFIG_LAX:-0}" != 1 ]; then
+		{ echo "options not set as requested (dependency missing?):"; echo "$bad"; } >>"$cfglog"
+		if echo "$bad" | grep -q CONFIG_RUST=; then
+			make -C "$src" O="$tmpcfg" LLVM=1 rustavailable >>"$cfglog" 2>&1 || true
+		fi
+		die "kernel config: $(echo "$bad" | tr '\n' ' ')" "$cfglog"
+	fi
+	cmp -s "$tmpcfg/.config" "$build/.config" || cp "$tmpcfg/.config" "$build/.config"
+}

@@ -483,7 +483,7 @@ impl Drop for RingProducer<'_> {
 /// not PREEMPT_RT, `spin_lock()`, `spin_lock_bh()` and `spin_unlock_bh()`
 /// not inlined (`CONFIG_INLINE_SPIN_*`). A kernel without
 /// `CONFIG_UNINLINE_SPIN_UNLOCK` inlines `spin_unlock()`: there it is done
-/// as C inlines it. Elsewhere the exported C steps of patch 0003.
+/// as C inlines it. Elsewhere the exported C steps of the hook.
 #[cfg(all(
     CONFIG_X86_64,
     CONFIG_SMP,

@@ -2,8 +2,8 @@
 
 //! TCP: the per-socket TX skb cache hook.
 //!
-//! C header: [`include/net/tcp.h`](srctree/include/net/tcp.h) (the hook is
-//! added by rsnet's `patches/0001-tcp-tx-skb-cache-hooks.patch`).
+//! C header: [`include/net/tcp.h`](srctree/include/net/tcp.h) (the hook,
+//! `struct tcp_tx_skb_cache_ops`).
 //!
 //! `tcp_stream_alloc_skb()` and `tcp_wmem_free_skb()` call a registered
 //! [`TxSkbCache`] while the C static key [`tx_skb_cache_key()`] is on. The

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # page_pool's recycle and refill path in Rust (page_pool_rs, hooked in by
-# patches/0003-page-pool-hook.patch):
+# include/net/page_pool/hook.h):
 #  1. page_pool_test (a KUnit suite, page_pool_recycle, which runs when the
 #     module loads) on the C path, then on the Rust path: each run must get
 #     to its end, and the final page_pool statistics of both runs must be
@@ -20,7 +20,7 @@
 # static call trampolines are exported, not the keys that would let any
 # module re-point the recycle path around page_pool_hook_unregister().
 #
-# veth's page pools carry their netdev (patches/0005), so page-pool-get lists
+# veth's page pools carry their netdev (patches/0013-veth-*), so page-pool-get lists
 # them; their statistics are read with ethtool -S (rx_pp_*).
 
 . "$(dirname "$0")/lib.sh"

@@ -2,7 +2,7 @@
 /*
  * page_pool_bench: the cost of the page_pool recycle paths, on whichever
  * implementation runs them (the C one, or the Rust page_pool_rs hooked in by
- * patches/0003-page-pool-hook.patch), in the manner of Jesper Dangaard
+ * include/net/page_pool/hook.h), in the manner of Jesper Dangaard
  * Brouer's bench_page_pool_simple.
  *
  *   modprobe page_pool_bench [loops=N] [cpu=C]

@@ -2,7 +2,7 @@
 /*
  * page_pool_test: the page_pool recycle and refill path, whichever
  * implementation runs it (the C one of net/core/page_pool.c, or the Rust
- * page_pool_rs hooked in by patches/0003-page-pool-hook.patch), checked
+ * page_pool_rs hooked in by include/net/page_pool/hook.h), checked
  * against the behaviour and the exact statistics of the 6.12 C code.
  *
  * A KUnit suite, page_pool_recycle, which KUnit runs when the module loads

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/slab.h>
+
+/*
+ * kmalloc() for a qdisc's flows (kernel::flow_table): through the macro,
+ * so that allocation profiling tags them here as it tags any kmalloc().
+ */
+void *rust_helper_kmalloc_flow(size_t size, gfp_t flags)
+{
+	return kmalloc(size, flags);
+}

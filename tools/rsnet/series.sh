@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# make series: the rsnet series as git format-patch output, made from this
+# repository onto the pristine Debian 6.12 tree (see patches/series).
+# make series-check: that series applied and built in-tree, patch by patch
+# (EACH=1; EACH_FROM=N from patch N), and the whole suite run on it
+# (SUITE=0 skips the suite).
+#
+#   $RSNET_CACHE/series-base   git: the pristine tree, one commit
+#   $RSNET_CACHE/series-work   git: where the series is made (reset each time)
+#   $RSNET_CACHE/series-src    git: the series checked out, the tree built
+#   $RSNET_CACHE/build-series  its O= build directory
+#   $SERIES_OUT (default $RSNET_CACHE/series)  the patches and cover letter
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:-series}
+base=$RSNET_CACHE/series-base
+work=$RSNET_CACHE/series-work
+tree=$RSNET_CACHE/series-src
+build=$RSNET_CACHE/build-series
+out=${SERIES_OUT:-$RSNET_CACHE/series}
+list=$RSNET_TOP/patches/series
+log=$LOGDIR/series.log
+: >"$log"
+export GIT_AUTHOR_NAME=rsnet GIT_AUTHOR_EMAIL=rsnet@localhost
+export GIT_COMMITTER_NAME=rsnet GIT_COMMITTER_EMAIL=rsnet@localhost
+git() { command git -c advice.detachedHead=false -c core.autocrlf=false "$@"; }
+
+# The manifest: every patch of patches/ once, and every file the kernel
+# tree gets from this repository (rust/, the modules, the sample) once.
+entries=$(grep -vE '^(#|$)' "$list")
+want=$( { (cd "$RSNET_TOP/patches" && ls ./*.patch | sed 's#^\./##');
+	(cd "$RSNET_TOP" && find rust -type f; ls net/*/*.rs samples/rust/*.rs) |
+	grep -vxF net/sched/sch_fq_rs_vt.rs; } | LC_ALL=C sort)
+have=$(echo "$entries" | tr -s ' \t' '\n\n' | grep -v '^$' | LC_ALL=C sort)
+if [ "$want" != "$have" ]; then
+	diff <(echo "$want") <(echo "$have") | sed 's/^</missing from patches\/series:/; s/^>/not in this repository:/' |
+		grep -v '^[0-9]' >&2 || true
+	die "patches/series does not list each patch and each added file exactly once"
+fi
+
+# The pristine tree as a git repository, once.
+if [ ! -d "$base/.git" ]; then
+	[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
+	step "making $base from $KSRC_TARBALL"
+	rm -rf "$base.tmp" && mkdir -p "$base.tmp"
+	tar -C "$base.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
+	# Debian's top-level .gitignore ignores everything at the top: -f.
+	(cd "$base.tmp" && git init -q -b pristine && git add -f -A . &&
+		GIT_AUTHOR_DATE=@0 GIT_COMMITTER_DATE=@0 git commit -q -m "Linux $(ksrc_version) (linux-source-6.12)") >>"$log" 2>&1 ||
+		die "making the pristine git tree failed" "$log"
+	mv "$base.tmp" "$base"
+fi
+[ -d "$work/.git" ] || git clone -q --shared "$base" "$work" >>"$log" 2>&1
+pristine=$(git -C "$base" rev-parse HEAD)
+
+step "making the series on $(git -C "$base" log -1 --format=%s)"
+(
+	cd "$work"
+	git am --abort >/dev/null 2>&1 || true
+	git checkout -q -f -B rsnet "$pristine"
+	git clean -q -fdx
+	echo "$entries" | while read -r patch files; do
+		# Committer date = author date: the same inputs, the same commits.
+		GIT_COMMITTER_DATE=$(sed -n 's/^Date: //p' "$RSNET_TOP/patches/$patch" | head -1) \
+			git am -q "$RSNET_TOP/patches/$patch" ||
+			{ echo "git am $patch failed"; exit 1; }
+		[ -n "$files" ] || continue
+		for f in $files; do
+			mkdir -p "$(dirname "$f")"
+			cp --remove-destination "$RSNET_TOP/$f" "$f"
+			git add -f "$f"
+		done
+		GIT_COMMITTER_DATE=$(git log -1 --format=%aD) git commit -q --amend --no-edit
+	done
+) >>"$log" 2>&1 || die "the series does not apply" "$log"
+
+rm -rf "$out" && mkdir -p "$out"
+git -C "$work" format-patch -q --cover-letter --no-signature -o "$out" "$pristine..rsnet" >>"$log" 2>&1 ||
+	die "git format-patch failed" "$log"
+n=$(git -C "$work" rev-list --count "$pristine..rsnet")
+# The cover letter: patches/cover-letter (subject, then body), and the
+# benchmark table of Documentation/rsnet/benchmarks.rst.
+cover=("$out"/0000-cover-letter.patch)
+python3 - "${cover[0]}" "$RSNET_TOP/patches/cover-letter" "$RSNET_TOP/Documentation/rsnet/benchmarks.rst" <<'PY'
+import re, sys
+path, tmpl, bench = sys.argv[1:4]
+subject, _, body = open(tmpl).read().partition('\n\n')
+rst = open(bench).read()
+blocks = re.findall(r'^\.\. series-table-start\n(.*?)^\.\. series-table-end\n', rst, re.S | re.M)
+if not blocks:
+    sys.exit('benchmarks.rst has no series-table-start/end markers')
+def plain(block):
+    out = []
+    for line in block.strip('\n').split('\n'):
+        line = line[2:] if line.startswith('  ') else line
+        out.append(re.sub(r'::$', ':', line).replace('``', ''))
+    return '\n'.join(out)
+table = '\n\n'.join(plain(b) for b in blocks)
+body = body.replace('@TABLE@', table)
+s = open(path).read()
+s = s.replace('*** SUBJECT HERE ***', subject.strip()).replace('*** BLURB HERE ***', body.rstrip())
+open(path, 'w').write(s)
+PY
+
+# Each patch: a subject of at most 75 characters, a body that says why,
+# and checkpatch --strict clean.
+fails=0
+for p in "$out"/0*.patch; do
+	[ "$(basename "$p")" = 0000-cover-letter.patch ] && continue
+	c=$(git -C "$work" log -1 --skip=$(( n - 10#$(basename "$p" | cut -c1-4) )) --format=%H rsnet)
+	subj=$(git -C "$work" log -1 --format=%s "$c")
+	body=$(git -C "$work" log -1 --format=%b "$c" | grep -v '^Signed-off-by:' | grep -c . || true)
+	[ ${#subj} -le 75 ] || { echo "$(basename "$p"): subject of ${#subj} characters" >&2; fails=$((fails + 1)); }
+	[ "$body" -ge 2 ] || { echo "$(basename "$p"): no body" >&2; fails=$((fails + 1)); }
+	# Quiet, it prints nothing for a clean patch. Its SPDX check runs
+	# python3 from PATH, and needs Debian's (with ply and GitPython).
+	if ! (cd "$work" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --show-types \
+		--typedefsfile "$RSNET_TOP/tools/rsnet/checkpatch.typedefs" "$p") >"$p.checkpatch" 2>&1 ||
+		[ -s "$p.checkpatch" ]; then
+		echo "$(basename "$p"): checkpatch --strict:" >&2
+		sed 's/^/    /' "$p.checkpatch" | head -20 >&2
+		fails=$((fails + 1))
+	fi
+	rm -f "$p.checkpatch"
+done
+rm -f "$work"/.checkpatch-camelcase.*
+[ "$fails" = 0 ] || die "$fails patch(es) of the series are not clean"
+step "series: $n patches and a cover letter in $out (git am them onto linux 6.12)"
+[ "$mode" = check ] || exit 0
+
+# The series as a kernel tree. Moving its checkout from the last series
+# to this one rewrites only the files that differ, so the build stays
+# incremental.
+[ -d "$tree/.git" ] || git clone -q --shared "$base" "$tree" >>"$log" 2>&1
+git -C "$tree" fetch -q "$work" rsnet >>"$log" 2>&1
+git -C "$tree" checkout -q -f --detach FETCH_HEAD
+frags=("$RSNET_TOP/.config.fragment" "$RSNET_TOP/configs/series.fragment")
+MAKE=(make -C "$tree" O="$build" LLVM=1 -j"$(nproc)")
+blog=$LOGDIR/kernel-build-series.log
+: >"$blog"
+if [ "${EACH:-0}" = 1 ]; then
+	# Every patch builds on its own, in order, as git rebase --exec would
+	# build them (the options a patch does not know yet are left out).
+	# EACH_FROM=N starts at patch N (the ones before built already).
+	for c in $(git -C "$tree" rev-list --reverse "$pristine..HEAD" | tail -n +"${EACH_FROM:-1}"); do
+		git -C "$tree" checkout -q -f --detach "$c"
+		step "building patch $(git -C "$tree" log -1 --format='%h %s' "$c")"
+		start=$(date +%s)
+		KCONFIG_LAX=1 kconfigure "$tree" "$build" "${frags[@]}"
+		"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 ||
+			die "patch $(git -C "$tree" log -1 --format='%h %s' "$c") does not build" "$blog"
+		step "  built in $(( $(date +%s) - start ))s"
+	done
+fi
+git -C "$tree" checkout -q -f --detach FETCH_HEAD
+kconfigure "$tree" "$build" "${frags[@]}"
+step "building the series kernel in $build (log: $blog)"
+start=$(date +%s)
+"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 || die "the series kernel does not build" "$blog"
+step "series kernel built in $(( $(date +%s) - start ))s"
+for m in net/sched/sch_fq_rs.ko net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko samples/rust/rust_sysctl.ko; do
+	[ -f "$build/$m" ] || die "the series kernel has no in-tree $m" "$blog"
+done
+[ "${SUITE:-1}" = 0 ] && exit 0
+step "the suite on the series kernel (KDIR=$build)"
+KDIR=$build RSNET_KSRC=$tree bash "$RSNET_TOP/tools/rsnet/check.sh"
