@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make lint: rustfmt and clippy under the kernel's own settings and lint set,
-# checkpatch on the patches and the C helpers.
+# checkpatch on the patches and the C helpers, and the series as made by
+# make series.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,5 +44,8 @@ for p in patches/*.patch; do
 	"${cp[@]}" - <"$p" || fail=1
 done
 "${cp[@]}" -f rust/helpers/*.c tools/testing/selftests/rsnet/*.c || fail=1
+
+step "the series: make series (subjects, bodies, checkpatch --strict)"
+bash "$RSNET_TOP/tools/rsnet/series.sh" || fail=1
 
 [ $fail = 0 ] && step "lint clean" || die "lint found problems (see above)"
