@@ -39,12 +39,7 @@ if [ -f "$build/.rsnet-key" ] && [ "$(cat "$build/.rsnet-key")" = "$key" ] &&
 	exit 0
 fi
 
-if [ ! -f "$pristine/Makefile" ]; then
-	step "unpacking $KSRC_TARBALL"
-	rm -rf "$pristine.tmp" && mkdir -p "$pristine.tmp"
-	tar -C "$pristine.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
-	mv "$pristine.tmp" "$pristine"
-fi
+ksrc_unpack
 if [ ! -f "$src/Makefile" ]; then
 	rm -rf "$src" && cp -a "$pristine" "$src"
 	: >"$src/.rsnet-touched"

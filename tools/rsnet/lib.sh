@@ -54,6 +54,17 @@ ksrc_version() {
 	v=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %s-%Y "$KSRC_TARBALL")
 	echo "${v//[^A-Za-z0-9._-]/_}"
 }
+# ksrc_unpack: the pristine tree, $RSNET_CACHE/pristine-<version>, unpacked
+# from linux-source-6.12 once.
+ksrc_unpack() {
+	local pristine=$RSNET_CACHE/pristine-$(ksrc_version)
+	[ -f "$pristine/Makefile" ] && return 0
+	[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
+	step "unpacking $KSRC_TARBALL"
+	rm -rf "$pristine.tmp" && mkdir -p "$pristine.tmp"
+	tar -C "$pristine.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
+	mv "$pristine.tmp" "$pristine"
+}
 # The prepared source tree (patches applied, rust/ overlaid).
 ksrc_dir() {
 	if [ -n "${KDIR:-}" ]; then echo "${RSNET_KSRC:-$KDIR}"; else echo "$RSNET_CACHE/src-$(ksrc_version)"; fi

@@ -41,13 +41,12 @@ fi
 
 # The pristine tree as a git repository, once.
 if [ ! -d "$base/.git" ]; then
-	[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
-	step "making $base from $KSRC_TARBALL"
-	rm -rf "$base.tmp" && mkdir -p "$base.tmp"
-	tar -C "$base.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
+	ksrc_unpack
+	step "making $base from the pristine tree"
+	rm -rf "$base.tmp" && cp -a "$RSNET_CACHE/pristine-$(ksrc_version)" "$base.tmp"
 	# Debian's top-level .gitignore ignores everything at the top: -f.
 	(cd "$base.tmp" && git init -q -b pristine && git add -f -A . &&
-		GIT_AUTHOR_DATE=@0 GIT_COMMITTER_DATE=@0 git commit -q -m "Linux $(ksrc_version) (linux-source-6.12)") >>"$log" 2>&1 ||
+		GIT_AUTHOR_DATE="2000-01-01 00:00:00 +0000" GIT_COMMITTER_DATE="2000-01-01 00:00:00 +0000" git commit -q -m "Linux $(ksrc_version) (linux-source-6.12)") >>"$log" 2>&1 ||
 		die "making the pristine git tree failed" "$log"
 	mv "$base.tmp" "$base"
 fi
@@ -105,10 +104,10 @@ PY
 
 # Each patch: a subject of at most 75 characters, a body that says why,
 # and checkpatch --strict clean.
-fails=0
-for p in "$out"/0*.patch; do
-	[ "$(basename "$p")" = 0000-cover-letter.patch ] && continue
-	c=$(git -C "$work" log -1 --skip=$(( n - 10#$(basename "$p" | cut -c1-4) )) --format=%H rsnet)
+fails=0 i=0
+for c in $(git -C "$work" rev-list --reverse "$pristine..rsnet"); do
+	i=$((i + 1))
+	p=$(ls "$out"/"$(printf %04d $i)"-*.patch)
 	subj=$(git -C "$work" log -1 --format=%s "$c")
 	body=$(git -C "$work" log -1 --format=%b "$c" | grep -v '^Signed-off-by:' | grep -c . || true)
 	[ ${#subj} -le 75 ] || { echo "$(basename "$p"): subject of ${#subj} characters" >&2; fails=$((fails + 1)); }

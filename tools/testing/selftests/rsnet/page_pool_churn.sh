@@ -100,6 +100,12 @@ run() {
 	done
 	ip netns exec $A iperf3 -c $ADDR_B -p $PORT -t "$SECS" -J >"$TMP/iperf.json" 2>&1 &
 	local client=$!
+	# Churn once the data connection is up: a slow guest may take longer
+	# to start the client than the first nap lasts.
+	for _ in $(seq 100); do
+		[ "$(ip netns exec $A ss -Htn state established "dport = :$PORT" | wc -l)" -ge 2 ] && break
+		nap 0.2
+	done
 	for i in 1 2 3 4 5 6; do
 		nap "$(awk -v s="$SECS" 'BEGIN { print s / 8 }')"
 		if [ $((i % 2)) = 1 ]; then
