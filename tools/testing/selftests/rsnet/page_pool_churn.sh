@@ -10,15 +10,20 @@
 # up, three times its XDP program is detached and attached again. Then
 # the stream ends and the veth and both namespaces are deleted.
 #
-# Every pool destroyed on the way must then be released: the
-# page_pool:page_pool_release tracepoint fires at a pool's destroy and at
-# each retry while pages are in flight, and a last time with inflight 0
-# when the pool is freed. A pool that is not freed within WAIT seconds
-# (past tcp_fin_timeout and page_pool's own 60 s warning) fails the test;
-# the test then receives a packet on every CPU, which empties that CPU's
-# list of deferred skb frees (skb_attempt_defer_free()), and says whether
-# that released the pool, naming the holder. Run on the C path, then on
-# page_pool_rs.
+# Sender and receiver run on different CPUs (0 and 1): veth's NAPI runs
+# on the sender's CPU and allocates the receiver's skbs there, and the
+# receiver, freeing them on CPU 1, parks them on CPU 0's list of deferred
+# frees (skb_attempt_defer_free()), which only CPU 0's next
+# net_rx_action() empties. The last connection leaves its pages there on
+# purpose: its reader waits until the sender has closed and CPU 0 has
+# received everything. Its pool, destroyed at teardown, must then stay
+# in flight however long CPU 0 receives nothing (a packet received on
+# CPU 1 changes nothing), and be released as soon as CPU 0 receives one:
+# its net_rx_action() frees them (skb_defer_free_flush()). Every pool
+# destroyed on the way must be released: the page_pool:page_pool_release
+# tracepoint fires at a pool's destroy, at each retry while pages are in
+# flight, and a last time with inflight 0 when the pool is freed. Run on
+# the C path, then on page_pool_rs.
 
 . "$(dirname "$0")/lib.sh"
 set -u
@@ -27,9 +32,11 @@ XDP=(python3 -S "$HERE/xdp_pass.py")
 A=rsnet-pca B=rsnet-pcb VA=veth-pca VB=veth-pcb
 ADDR_A=10.78.0.1 ADDR_B=10.78.0.2 PORT=5312
 SECS=${PP_CHURN_SECS:-8}
-WAIT=${PP_CHURN_WAIT:-75}
+WAIT=${PP_CHURN_WAIT:-20}
+HOLD=${PP_CHURN_HOLD:-3}
 T=/sys/kernel/tracing
 EV=$T/events/page_pool/page_pool_release
+CS=$T/events/skb/consume_skb
 TMP=$(mktemp -d /tmp/rsnet-pc.XXXXXX)
 server=""
 
@@ -39,6 +46,7 @@ cleanup() {
 	ip netns del $A 2>/dev/null
 	ip netns del $B 2>/dev/null
 	[ -e "$EV/enable" ] && echo 0 >"$EV/enable"
+	[ -e "$CS/enable" ] && echo 0 >"$CS/enable"
 	modprobe -r page_pool_rs 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -61,44 +69,93 @@ pools() {
 	grep -o 'page_pool=[0-9a-fx]*' "$T/trace" | sort -u | wc -l
 }
 
-# rx_every_cpu: receive one packet on each CPU (loopback of a fresh
-# namespace): each CPU's net_rx_action() frees its deferred skbs.
-rx_every_cpu() {
-	local c ns=rsnet-pcrx
+# rx_on_cpu CPU: receive one packet on CPU (loopback of a fresh
+# namespace): its net_rx_action() frees the skbs deferred to it.
+rx_on_cpu() {
+	local ns=rsnet-pcrx
 	ip netns add $ns && ip -n $ns link set lo up
-	for c in $(seq 0 $(($(nproc) - 1))); do
-		ip netns exec $ns taskset -c "$c" python3 -S -c '
+	ip netns exec $ns taskset -c "$1" python3 -S -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(2)
 s.bind(("127.0.0.1", 9))
 s.sendto(b"x", ("127.0.0.1", 9))
 s.recv(1)' 2>/dev/null
-	done
 	ip netns del $ns
 }
 
-# run IMPL: one churn; prints "SENT_BYTES POOLS UNRELEASED SECONDS HOLDER".
+# defer_last: one connection from CPU 0 to CPU 1 whose reader starts only
+# once the connection is in CLOSE_WAIT (all data and the FIN received on
+# CPU 0) and its delayed ACK is gone (the timer, armed on CPU 0, would
+# send from there, and CPU 0 would receive it): what it reads is freed
+# onto CPU 0's defer list, and what follows (its FIN, the ACK) is
+# received on CPU 1. 16 KiB: a few skbs, far from the half of
+# net.core.skb_defer_max at which CPU 0 would be kicked. Prints the
+# bytes read.
+defer_last() {
+	local srv
+	ip netns exec $B taskset -c 1 python3 -S -c '
+import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((sys.argv[1], int(sys.argv[2])))
+l.listen(1)
+c, _ = l.accept()
+for _ in range(200):
+    if c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == 8:
+        break
+    time.sleep(0.05)
+time.sleep(1)
+n = 0
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    n += len(b)
+c.close()
+print(n)' $ADDR_B $((PORT + 1)) >"$TMP/defer" &
+	srv=$!
+	for _ in $(seq 50); do
+		ip netns exec $B ss -ltn | grep -q ":$((PORT + 1)) " && break
+		nap 0.2
+	done
+	ip netns exec $A taskset -c 0 python3 -S -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+s.sendall(b"x" * 16384)
+s.close()' $ADDR_B $((PORT + 1))
+	wait $srv
+	cat "$TMP/defer"
+}
+
+# run IMPL: one churn; prints "BYTES POOLS DEFERRED_BYTES HELD HELD_AFTER_CPU1
+# UNRELEASED SECONDS FLUSHED", HELD: the pools in flight HOLD seconds after
+# teardown, HELD_AFTER_CPU1: after a packet received on CPU 1, UNRELEASED:
+# after one on CPU 0 and up to WAIT seconds, FLUSHED: the skbs that CPU
+# 0's net_rx_action() consumed then (skb_defer_free_flush()).
 run() {
-	local impl=$1 i t0 t left bytes holder=none
+	local impl=$1 i t0 t left bytes deferred held held1 flushed
 	if [ "$impl" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
 	echo 0 >"$T/tracing_on"
 	: >"$T/trace"
 	echo 1 >"$EV/enable"
 	echo 1 >"$T/tracing_on"
+	# No IPv6: its router solicitations would be received on any CPU.
 	ip netns add $A && ip netns add $B &&
+		ip netns exec $A sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+		ip netns exec $B sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
 		ip link add $VA netns $A type veth peer name $VB netns $B &&
 		ip -n $A addr add $ADDR_A/24 dev $VA && ip -n $A link set $VA up &&
 		ip -n $B addr add $ADDR_B/24 dev $VB && ip -n $B link set $VB up &&
 		ip netns exec $A "${XDP[@]}" attach $VA &&
 		ip netns exec $B "${XDP[@]}" attach $VB || { echo "setup-failed"; return; }
-	ip netns exec $B iperf3 -s -1 -p $PORT >/dev/null 2>&1 &
+	ip netns exec $B taskset -c 1 iperf3 -s -1 -p $PORT >/dev/null 2>&1 &
 	server=$!
 	for _ in $(seq 50); do
 		ip netns exec $B ss -ltn | grep -q ":$PORT " && break
 		nap 0.2
 	done
-	ip netns exec $A iperf3 -c $ADDR_B -p $PORT -t "$SECS" -J >"$TMP/iperf.json" 2>&1 &
+	ip netns exec $A taskset -c 0 iperf3 -c $ADDR_B -p $PORT -t "$SECS" -J >"$TMP/iperf.json" 2>&1 &
 	local client=$!
 	# Churn once the data connection is up: a slow guest may take longer
 	# to start the client than the first nap lasts.
@@ -123,9 +180,17 @@ try:
     print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"])
 except Exception:
     print(0)' "$TMP/iperf.json")
+	deferred=$(defer_last)
 	ip -n $A link del $VA
 	ip netns del $A
 	ip netns del $B
+	nap "$HOLD"
+	held=$(unreleased | wc -l)
+	rx_on_cpu 1
+	nap 1
+	held1=$(unreleased | wc -l)
+	echo 1 >"$CS/enable"
+	rx_on_cpu 0
 	t0=$(date +%s)
 	while :; do
 		left=$(unreleased | wc -l)
@@ -133,33 +198,31 @@ except Exception:
 		[ "$left" = 0 ] || [ "$t" -ge "$WAIT" ] && break
 		nap 1
 	done
-	if [ "$left" != 0 ]; then
-		unreleased | sed "s/^/# $impl: unreleased pool /" >&2
-		rx_every_cpu
-		nap 3
-		if [ "$(unreleased | wc -l)" = 0 ]; then
-			holder=defer-list
-		else
-			holder=unknown
-		fi
-	fi
+	echo 0 >"$CS/enable"
+	[ "$left" = 0 ] || unreleased | sed "s/^/# $impl: unreleased pool /" >&2
+	# skb_defer_free_flush() is inlined into net_rx_action(): the skbs it
+	# frees are consumed (napi_consume_skb()) from there.
+	flushed=$(grep -c '\[000\].* consume_skb: .*location=net_rx_action' "$T/trace")
 	echo 0 >"$EV/enable"
-	echo "$bytes $(pools) $left $t $holder"
+	echo "$bytes $(pools) ${deferred:-0} $held $held1 $left $t $flushed"
 }
 
 ktap_print_header
 [ -e "$EV/enable" ] || mount -t tracefs nodev $T 2>/dev/null
-if [ ! -e "$EV/enable" ] || ! command -v iperf3 >/dev/null; then
+if [ ! -e "$EV/enable" ] || ! command -v iperf3 >/dev/null || [ "$(nproc)" -lt 2 ]; then
 	ktap_set_plan 1
-	ktap_test_skip "no page_pool tracepoints or no iperf3"
+	ktap_test_skip "no page_pool tracepoints, no iperf3 or one CPU"
 	ktap_finished
 fi
-ktap_set_plan 4
+ktap_set_plan 10
 for impl in c rust; do
-	read -r bytes npools left secs holder < <(run $impl)
-	ktap_print_msg "$impl: iperf3 received ${bytes:-0} bytes; $npools pools destroyed; unreleased after ${secs}s: $left (holder: $holder)"
+	read -r bytes npools deferred held held1 left secs flushed < <(run $impl)
+	ktap_print_msg "$impl: iperf3 received ${bytes:-0} bytes, the last connection ${deferred:-0}; $npools pools destroyed; in flight ${HOLD}s after teardown: ${held:-?}, after a packet on CPU 1: ${held1:-?}, ${secs:-?}s after one on CPU 0: ${left:-?}; skbs that CPU 0's net_rx_action() then freed: ${flushed:-0}"
 	check "$impl: the TCP stream crossed the churning veth" [ "${bytes:-0}" -gt 0 ]
-	check "$impl: every destroyed page pool released" [ "$left" = 0 ]
+	check "$impl: a destroyed pool's pages wait on CPU 0's defer list" [ "${held:-0}" -gt 0 ]
+	check "$impl: a packet received on CPU 1 does not free them" [ "${held1:-0}" = "${held:-x}" ]
+	check "$impl: one received on CPU 0 does, through skb_defer_free_flush()" [ "${flushed:-0}" -gt 0 ]
+	check "$impl: every destroyed page pool released" [ "${left:-1}" = 0 ]
 done
 if dmesg | grep -q 'page_pool_release_retry() stalled pool shutdown'; then
 	ktap_print_msg "$(dmesg | grep 'stalled pool shutdown' | tail -3)"
