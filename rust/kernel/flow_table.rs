@@ -74,23 +74,35 @@ const DETACHED: u8 = u8::MAX;
 const THROTTLED: u8 = u8::MAX - 1;
 const _: () = assert!(FLOW_LISTS < THROTTLED as usize);
 
-/// A flow and its links; one allocation each (128 bytes for `fq`, as C's
-/// cache-aligned `struct fq_flow`).
-#[repr(align(64))]
-struct Node<T> {
+/// A node's list link or, while it is throttled, its throttle order: a
+/// throttled flow is on no list, so one word holds either, and `state`
+/// says which (`seq` while it is [`THROTTLED`], `next` otherwise).
+#[repr(C)]
+union Link<T> {
     /// The next flow on the node's list; null at the tail.
     next: *mut Node<T>,
-    /// The next flow in the node's hash chain; null at the end.
-    hnext: *mut Node<T>,
-    /// The flow's key, fixed when it is made.
-    key: usize,
     /// Throttle order: the heap's tie breaker.
     seq: u64,
+}
+
+/// A flow and its links; one allocation each, of 96 bytes for `fq`
+/// (kmalloc-96, against C's 128-byte, cache-aligned `struct fq_flow`).
+/// What a chain walk reads of the flows it passes (`state`, `key`,
+/// `hnext`) is in the last 24 bytes, which lie in one cache line wherever
+/// the slab puts a 96-byte object (at 0 or 32 bytes into a line): a flow
+/// passed costs one line.
+#[repr(C)]
+struct Node<T> {
+    link: Link<T>,
+    val: T,
     /// Position in the heap while `state == THROTTLED`.
     heap_pos: u32,
     /// [`DETACHED`], [`THROTTLED`] or the list the node is on.
     state: u8,
-    val: T,
+    /// The flow's key, fixed when it is made.
+    key: usize,
+    /// The next flow in the node's hash chain; null at the end.
+    hnext: *mut Node<T>,
 }
 
 /// A list's ends (C's `struct fq_flow_head`). `last` means something only
@@ -278,7 +290,7 @@ impl<T: FlowItem> Chains<T> {
 /// and every link between them.
 ///
 /// Each flow is a node of its own allocation, made from enqueue with the
-/// caller's (atomic) flags: one object of 128 bytes for `fq`, an order-0
+/// caller's (atomic) flags: one object of 96 bytes for `fq`, an order-0
 /// slab as C's. A flow is found by its key in a [`Chains`]; it is on at
 /// most one of [`FLOW_LISTS`] round-robin lists, or throttled in a
 /// min-heap on [`FlowItem::deadline`] (ties in the order they were
@@ -301,11 +313,13 @@ impl<T: FlowItem> Chains<T> {
 /// - `len` nodes are live, each an initialised `Node<T>` in memory from
 ///   kmalloc that the table owns, each in exactly one chain of `chains`,
 ///   once; chains end in null, and hold nothing else.
-/// - For each list `l`: `first` is null, or following `next` from it
-///   visits only live nodes with `state == l` and ends at `last`, whose
-///   `next` is null; every node with `state == l` is visited once.
+/// - For each list `l`: `first` is null, or following `link.next` from
+///   it visits only live nodes with `state == l` and ends at `last`,
+///   whose `link.next` is null; every node with `state == l` is visited
+///   once.
 /// - `heap[..heap_len]` are the nodes with `state == THROTTLED`, each
-///   once, each with `heap_pos` its position.
+///   once, each with `heap_pos` its position and its throttle order in
+///   `link.seq`.
 /// - `heap.len() >= len`, and `len <= max_len <= Self::MAX_LEN`.
 ///
 /// # Examples
@@ -795,10 +809,11 @@ impl<T: FlowItem> FlowTable<T> {
         // for a `Node<T>` (above), ours.
         unsafe {
             node.write(Node {
-                next: ptr::null_mut(),
+                link: Link {
+                    next: ptr::null_mut(),
+                },
                 hnext: ptr::null_mut(),
                 key,
-                seq: 0,
                 heap_pos: 0,
                 state: DETACHED,
                 val: make(),
@@ -863,7 +878,7 @@ impl<T: FlowItem> FlowTable<T> {
         // SAFETY: `node` is live (caller); we hold the table's `&mut` and
         // write link fields only, which no reference covers.
         unsafe {
-            (*node).next = ptr::null_mut();
+            (*node).link.next = ptr::null_mut();
             (*node).state = l.0;
         }
         let list = &mut self.lists[l.index()];
@@ -872,7 +887,7 @@ impl<T: FlowItem> FlowTable<T> {
         } else {
             // SAFETY: `last` of a non-empty list is a live node (type
             // invariant), not `node`, which was on no list.
-            unsafe { (*list.last).next = node };
+            unsafe { (*list.last).link.next = node };
         }
         // INVARIANT: `node` is the new tail of `l`, and the state says so.
         list.last = node;
@@ -882,13 +897,17 @@ impl<T: FlowItem> FlowTable<T> {
     ///
     /// # Safety
     ///
-    /// `node` is a live node of the table.
+    /// `node` is a live node of the table in the heap (throttled).
     #[inline]
     unsafe fn heap_key(node: *mut Node<T>) -> (u64, u64) {
         // SAFETY: Live (caller), and no `&mut` to it exists while a table
         // method runs.
         let n = unsafe { &*node };
-        (n.val.deadline(), n.seq)
+        // SAFETY: In the heap (caller): `heap_push()` wrote its link as
+        // `seq` before it went in, and nothing writes `next` until it is
+        // out.
+        let seq = unsafe { n.link.seq };
+        (n.val.deadline(), seq)
     }
 
     /// Puts `node` at heap position `pos < heap.len()`.
@@ -906,8 +925,8 @@ impl<T: FlowItem> FlowTable<T> {
     /// Sifts the node at `pos < heap_len` up.
     fn heap_up(&mut self, mut pos: usize) {
         let node = *self.heap.get(pos);
-        // SAFETY: `heap[..heap_len]` are live nodes (type invariant), here
-        // and below.
+        // SAFETY: `heap[..heap_len]` are live nodes of the heap (type
+        // invariant), here and below.
         let key = unsafe { Self::heap_key(node) };
         while pos > 0 {
             let parent = (pos - 1) / 2;
@@ -928,8 +947,8 @@ impl<T: FlowItem> FlowTable<T> {
     fn heap_down(&mut self, mut pos: usize) {
         let len = self.heap_len as usize;
         let node = *self.heap.get(pos);
-        // SAFETY: `heap[..heap_len]` are live nodes (type invariant), here
-        // and below.
+        // SAFETY: `heap[..heap_len]` are live nodes of the heap (type
+        // invariant), here and below.
         let key = unsafe { Self::heap_key(node) };
         loop {
             let l = 2 * pos + 1;
@@ -967,7 +986,7 @@ impl<T: FlowItem> FlowTable<T> {
         self.seq = self.seq.wrapping_add(1);
         // SAFETY: Live (caller); link fields only.
         unsafe {
-            (*node).seq = self.seq;
+            (*node).link.seq = self.seq;
             (*node).state = THROTTLED;
         }
         // Room for every flow (type invariant), and `node` is not in yet.
@@ -1195,8 +1214,9 @@ impl<'t, T: FlowItem> Front<'t, T> {
     /// Takes the flow off the front of its list.
     #[inline]
     fn pop(&mut self) {
-        // SAFETY: The first node of a list is live (type invariant).
-        let next = unsafe { (*self.node).next };
+        // SAFETY: The first node of a list is live (type invariant), and
+        // on a list, so its link is `next`.
+        let next = unsafe { (*self.node).link.next };
         // INVARIANT: the list now starts at the flow's successor; the
         // flow's state is the caller's to set.
         self.table.lists[self.list.index()].first = next;

@@ -44,6 +44,45 @@ unsafe impl OwnedSkb for SkBuff {
     }
 }
 
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for () {}
+}
+
+/// What an [`SkbQueue`] keeps of its length: `u32` counts its skbs
+/// ([`SkbQueue::len`]); `()` keeps no count, for a queue inside a
+/// structure that counts its packets itself (a flow of `fq`), two
+/// pointers and no padding.
+pub trait QueueLen: sealed::Sealed + Copy {
+    /// No skbs; all zero bytes (`SkbQueue`'s `Zeroable` relies on it).
+    const ZERO: Self;
+    /// One skb more.
+    fn inc(&mut self);
+    /// One skb less.
+    fn dec(&mut self);
+}
+
+impl QueueLen for u32 {
+    const ZERO: Self = 0;
+    #[inline]
+    fn inc(&mut self) {
+        *self = self.wrapping_add(1);
+    }
+    #[inline]
+    fn dec(&mut self) {
+        *self = self.wrapping_sub(1);
+    }
+}
+
+impl QueueLen for () {
+    const ZERO: Self = ();
+    #[inline]
+    fn inc(&mut self) {}
+    #[inline]
+    fn dec(&mut self) {}
+}
+
 /// A FIFO of owned skbs (each an `S`) linked through `skb->next`: no
 /// allocation to queue, as the C qdiscs do.
 ///
@@ -52,23 +91,26 @@ unsafe impl OwnedSkb for SkBuff {
 /// `head` owns the first skb, each skb's `next` owns the following one and
 /// `tail` points at the last (null when empty); every `next` of the last
 /// skb is null. Every skb came from [`OwnedSkb::into_raw`] of an `S`.
-/// `len` is the number of skbs.
-pub struct SkbQueue<S: OwnedSkb = SkBuff> {
+/// With `L = u32`, `len` is the number of skbs.
+pub struct SkbQueue<S: OwnedSkb = SkBuff, L: QueueLen = u32> {
     head: *mut bindings::sk_buff,
     tail: *mut bindings::sk_buff,
-    len: u32,
+    len: L,
     _p: PhantomData<S>,
 }
 
-// SAFETY: All zeroes is two null pointers and a length of 0: the empty
-// queue, which satisfies the invariants. (Lets users zero-initialise arrays
-// of structures that embed a queue, in place.)
-unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbQueue<S> {}
+const _: () = assert!(core::mem::size_of::<SkbQueue<SkBuff, ()>>() == 16);
+
+// SAFETY: All zeroes is two null pointers and a length of 0 (`L::ZERO` is
+// all zero bytes for both of the sealed trait's types): the empty queue,
+// which satisfies the invariants. (Lets users zero-initialise arrays of
+// structures that embed a queue, in place.)
+unsafe impl<S: OwnedSkb, L: QueueLen> crate::init::Zeroable for SkbQueue<S, L> {}
 
 // SAFETY: The queue owns its skbs, as a `KVec<S>` would.
-unsafe impl<S: OwnedSkb + Send> Send for SkbQueue<S> {}
+unsafe impl<S: OwnedSkb + Send, L: QueueLen> Send for SkbQueue<S, L> {}
 
-impl<S: OwnedSkb> Default for SkbQueue<S> {
+impl<S: OwnedSkb, L: QueueLen> Default for SkbQueue<S, L> {
     #[inline]
     fn default() -> Self {
         Self::new()
@@ -96,21 +138,23 @@ unsafe fn set_next(skb: *mut bindings::sk_buff, next: *mut bindings::sk_buff) {
 }
 
 impl<S: OwnedSkb> SkbQueue<S> {
+    /// Returns the number of skbs queued.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+impl<S: OwnedSkb, L: QueueLen> SkbQueue<S, L> {
     /// An empty queue.
     #[inline]
     pub const fn new() -> Self {
         Self {
             head: core::ptr::null_mut(),
             tail: core::ptr::null_mut(),
-            len: 0,
+            len: L::ZERO,
             _p: PhantomData,
         }
-    }
-
-    /// Returns the number of skbs queued.
-    #[inline]
-    pub fn len(&self) -> u32 {
-        self.len
     }
 
     /// Returns `true` if nothing is queued.
@@ -155,7 +199,7 @@ impl<S: OwnedSkb> SkbQueue<S> {
             }
         }
         self.tail = p;
-        self.len = self.len.wrapping_add(1);
+        self.len.inc();
     }
 
     /// Inserts `skb` after every queued skb whose `key` is not greater
@@ -187,7 +231,7 @@ impl<S: OwnedSkb> SkbQueue<S> {
         if cur.is_null() {
             self.tail = p;
         }
-        self.len = self.len.wrapping_add(1);
+        self.len.inc();
     }
 
     /// Removes and returns the first skb.
@@ -202,13 +246,13 @@ impl<S: OwnedSkb> SkbQueue<S> {
             if self.head.is_null() {
                 self.tail = core::ptr::null_mut();
             }
-            self.len = self.len.wrapping_sub(1);
+            self.len.dec();
             Some(S::from_raw(p))
         }
     }
 }
 
-impl<S: OwnedSkb> Drop for SkbQueue<S> {
+impl<S: OwnedSkb, L: QueueLen> Drop for SkbQueue<S, L> {
     #[inline]
     fn drop(&mut self) {
         while let Some(skb) = self.pop_front() {
@@ -260,20 +304,19 @@ fn skb_rbnode(skb: *mut bindings::sk_buff) -> *mut bindings::rb_node {
 ///
 /// # Invariants
 ///
-/// `list` holds the FIFO part. `root` is an rbtree of `tree_len` nodes,
-/// each the `rbnode` of an skb that came from [`OwnedSkb::into_raw`] of an
+/// `list` holds the FIFO part. `root` is an rbtree whose nodes are each
+/// the `rbnode` of an skb that came from [`OwnedSkb::into_raw`] of an
 /// `S` and is owned by this queue; `rbnode` overlays `next`, `prev` and
 /// `dev`, and every skb in the tree had `skb->dev == dev` when it was
 /// inserted.
 pub struct SkbTimeQueue<S: OwnedSkb = SkBuff> {
-    list: SkbQueue<S>,
+    list: SkbQueue<S, ()>,
     root: bindings::rb_root,
     dev: *mut bindings::net_device,
-    tree_len: u32,
 }
 
-// SAFETY: All zeroes is an empty FIFO, an empty tree (null root) and a
-// count of 0, which satisfies the invariants.
+// SAFETY: All zeroes is an empty FIFO and an empty tree (null root),
+// which satisfies the invariants.
 unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbTimeQueue<S> {}
 
 // SAFETY: The queue owns its skbs, as a `KVec<S>` would; `dev` is a plain
@@ -297,7 +340,6 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
                 rb_node: core::ptr::null_mut(),
             },
             dev: core::ptr::null_mut(),
-            tree_len: 0,
         }
     }
 
@@ -351,7 +393,6 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
             *link = node;
             bindings::rb_insert_color(node, &mut self.root);
         }
-        self.tree_len = self.tree_len.wrapping_add(1);
     }
 
     /// The key of the skb at `p`, which this queue owns.
@@ -457,7 +498,6 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
             l.next = core::ptr::null_mut();
             l.prev = core::ptr::null_mut();
             l.__bindgen_anon_1.dev = self.dev;
-            self.tree_len = self.tree_len.wrapping_sub(1);
             S::from_raw(NonNull::new_unchecked(p))
         }
     }
