@@ -79,7 +79,8 @@ const _: () = assert!(FLOW_LISTS < THROTTLED as usize);
 /// says which (`seq` while it is [`THROTTLED`], `next` otherwise).
 #[repr(C)]
 union Link<T> {
-    /// The next flow on the node's list; null at the tail.
+    /// The next flow on the node's list; null at the tail; meaningless
+    /// (never read) while the node is detached.
     next: *mut Node<T>,
     /// Throttle order: the heap's tie breaker.
     seq: u64,
@@ -89,8 +90,8 @@ union Link<T> {
 /// (kmalloc-96, against C's 128-byte, cache-aligned `struct fq_flow`).
 /// What a chain walk reads of the flows it passes (`state`, `key`,
 /// `hnext`) is in the last 24 bytes, which lie in one cache line wherever
-/// the slab puts a 96-byte object (at 0 or 32 bytes into a line): a flow
-/// passed costs one line.
+/// the slab puts a 96-byte object (at 0 or 32 bytes into a line, without
+/// red zones or KASAN): a flow passed costs one line.
 #[repr(C)]
 struct Node<T> {
     link: Link<T>,

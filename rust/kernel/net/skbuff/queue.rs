@@ -45,43 +45,47 @@ unsafe impl OwnedSkb for SkBuff {
 }
 
 mod sealed {
-    pub trait Sealed {}
-    impl Sealed for u32 {}
-    impl Sealed for () {}
+    /// The count's operations, private to this module (nothing outside
+    /// can name the trait, so nothing can implement it or call them).
+    pub trait Sealed {
+        /// No skbs; all zero bytes (`SkbQueue`'s `Zeroable` relies on it).
+        const ZERO: Self;
+        /// One skb more.
+        fn inc(&mut self);
+        /// One skb less.
+        fn dec(&mut self);
+    }
+
+    impl Sealed for u32 {
+        const ZERO: Self = 0;
+        #[inline]
+        fn inc(&mut self) {
+            *self = self.wrapping_add(1);
+        }
+        #[inline]
+        fn dec(&mut self) {
+            *self = self.wrapping_sub(1);
+        }
+    }
+
+    impl Sealed for () {
+        const ZERO: Self = ();
+        #[inline]
+        fn inc(&mut self) {}
+        #[inline]
+        fn dec(&mut self) {}
+    }
 }
+use sealed::Sealed;
 
 /// What an [`SkbQueue`] keeps of its length: `u32` counts its skbs
 /// ([`SkbQueue::len`]); `()` keeps no count, for a queue inside a
 /// structure that counts its packets itself (a flow of `fq`), two
 /// pointers and no padding.
-pub trait QueueLen: sealed::Sealed + Copy {
-    /// No skbs; all zero bytes (`SkbQueue`'s `Zeroable` relies on it).
-    const ZERO: Self;
-    /// One skb more.
-    fn inc(&mut self);
-    /// One skb less.
-    fn dec(&mut self);
-}
+pub trait QueueLen: Sealed + Copy {}
 
-impl QueueLen for u32 {
-    const ZERO: Self = 0;
-    #[inline]
-    fn inc(&mut self) {
-        *self = self.wrapping_add(1);
-    }
-    #[inline]
-    fn dec(&mut self) {
-        *self = self.wrapping_sub(1);
-    }
-}
-
-impl QueueLen for () {
-    const ZERO: Self = ();
-    #[inline]
-    fn inc(&mut self) {}
-    #[inline]
-    fn dec(&mut self) {}
-}
+impl QueueLen for u32 {}
+impl QueueLen for () {}
 
 /// A FIFO of owned skbs (each an `S`) linked through `skb->next`: no
 /// allocation to queue, as the C qdiscs do.
