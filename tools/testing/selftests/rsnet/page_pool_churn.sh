@@ -86,10 +86,11 @@ s.recv(1)' 2>/dev/null
 
 # defer_last: one connection from CPU 0 to CPU 1 whose reader starts only
 # once the connection is in CLOSE_WAIT (all data and the FIN received on
-# CPU 0) and its delayed ACK is gone (the timer, armed on CPU 0, would
-# send from there, and CPU 0 would receive it): what it reads is freed
-# onto CPU 0's defer list, and what follows (its FIN, the ACK) is
-# received on CPU 1. 16 KiB: a few skbs, far from the half of
+# CPU 0), after sending the FIN's ACK itself with TCP_QUICKACK (CLOSE_WAIT
+# delays it, and the delayed-ACK timer, armed on CPU 0, would send it from
+# there, where CPU 0 would receive it): what it reads is freed onto CPU
+# 0's defer list, and all that follows (the ACK, its FIN, the last ACK)
+# is sent and received on CPU 1. 16 KiB: a few skbs, far from the half of
 # net.core.skb_defer_max at which CPU 0 would be kicked. Prints the
 # bytes read.
 defer_last() {
@@ -101,11 +102,11 @@ l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind((sys.argv[1], int(sys.argv[2])))
 l.listen(1)
 c, _ = l.accept()
-for _ in range(200):
+for _ in range(600):
     if c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == 8:
         break
     time.sleep(0.05)
-time.sleep(1)
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
 n = 0
 while True:
     b = c.recv(65536)
