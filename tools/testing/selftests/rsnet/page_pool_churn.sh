@@ -23,7 +23,10 @@
 # destroyed on the way must be released: the page_pool:page_pool_release
 # tracepoint fires at a pool's destroy, at each retry while pages are in
 # flight, and a last time with inflight 0 when the pool is freed. Run on
-# the C path, then on page_pool_rs.
+# the C path, then on page_pool_rs. Anything else CPU 0 receives after
+# the last read (another test's leftovers) empties the list too: such a
+# try is seen (a NET_RX softirq on CPU 0 in between) and made again once,
+# and if the second is disturbed as well the hold's three checks skip.
 
 . "$(dirname "$0")/lib.sh"
 set -u
@@ -37,6 +40,7 @@ HOLD=${PP_CHURN_HOLD:-3}
 T=/sys/kernel/tracing
 EV=$T/events/page_pool/page_pool_release
 CS=$T/events/skb/consume_skb
+SE=$T/events/irq/softirq_entry
 TMP=$(mktemp -d /tmp/rsnet-pc.XXXXXX)
 server=""
 
@@ -47,6 +51,7 @@ cleanup() {
 	ip netns del $B 2>/dev/null
 	[ -e "$EV/enable" ] && echo 0 >"$EV/enable"
 	[ -e "$CS/enable" ] && echo 0 >"$CS/enable"
+	[ -e "$SE/enable" ] && echo 0 >"$SE/enable" && echo 0 >"$SE/filter"
 	modprobe -r page_pool_rs 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -96,7 +101,7 @@ s.recv(1)' 2>/dev/null
 defer_last() {
 	local srv
 	ip netns exec $B taskset -c 1 python3 -S -c '
-import socket, sys, time
+import os, socket, sys, time
 l = socket.socket()
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind((sys.argv[1], int(sys.argv[2])))
@@ -107,6 +112,7 @@ for _ in range(600):
         break
     time.sleep(0.05)
 c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+os.write(3, b"rsnet-read\n")
 n = 0
 while True:
     b = c.recv(65536)
@@ -114,7 +120,7 @@ while True:
         break
     n += len(b)
 c.close()
-print(n)' $ADDR_B $((PORT + 1)) >"$TMP/defer" &
+print(n)' $ADDR_B $((PORT + 1)) >"$TMP/defer" 3>"$T/trace_marker" &
 	srv=$!
 	for _ in $(seq 50); do
 		ip netns exec $B ss -ltn | grep -q ":$((PORT + 1)) " && break
@@ -130,12 +136,13 @@ s.close()' $ADDR_B $((PORT + 1))
 }
 
 # run IMPL: one churn; prints "BYTES POOLS DEFERRED_BYTES HELD HELD_AFTER_CPU1
-# UNRELEASED SECONDS FLUSHED", HELD: the pools in flight HOLD seconds after
+# UNRELEASED SECONDS FLUSHED FOREIGN", HELD: the pools in flight HOLD seconds after
 # teardown, HELD_AFTER_CPU1: after a packet received on CPU 1, UNRELEASED:
 # after one on CPU 0 and up to WAIT seconds, FLUSHED: the skbs that CPU
-# 0's net_rx_action() consumed then (skb_defer_free_flush()).
+# 0's net_rx_action() consumed then (skb_defer_free_flush()), FOREIGN:
+# the NET_RX softirqs CPU 0 ran between the last read and that packet.
 run() {
-	local impl=$1 i t0 t left bytes deferred held held1 flushed
+	local impl=$1 i t0 t left bytes deferred held held1 flushed foreign
 	if [ "$impl" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
 	echo 0 >"$T/tracing_on"
 	: >"$T/trace"
@@ -181,6 +188,12 @@ try:
     print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"])
 except Exception:
     print(0)' "$TMP/iperf.json")
+	# Any net_rx_action() on CPU 0 after the last read (softirq_entry
+	# NET_RX after the reader's trace marker) empties its list: another
+	# test's leftovers can do that, so it is counted, and the caller tries
+	# again.
+	echo 'vec == 3' >"$SE/filter"
+	echo 1 >"$SE/enable"
 	deferred=$(defer_last)
 	ip -n $A link del $VA
 	ip netns del $A
@@ -191,6 +204,8 @@ except Exception:
 	nap 1
 	held1=$(unreleased | wc -l)
 	echo 1 >"$CS/enable"
+	echo 0 >"$SE/enable"
+	foreign=$(awk '/rsnet-read/ { on = 1; next } on && /\[000\]/ && /softirq_entry: vec=3/ { n++ } END { print on ? n + 0 : -1 }' "$T/trace")
 	rx_on_cpu 0
 	t0=$(date +%s)
 	while :; do
@@ -205,7 +220,7 @@ except Exception:
 	# frees are consumed (napi_consume_skb()) from there.
 	flushed=$(grep -c '\[000\].* consume_skb: .*location=net_rx_action' "$T/trace")
 	echo 0 >"$EV/enable"
-	echo "$bytes $(pools) ${deferred:-0} $held $held1 $left $t $flushed"
+	echo "$bytes $(pools) ${deferred:-0} $held $held1 $left $t $flushed $foreign"
 }
 
 ktap_print_header
@@ -217,12 +232,25 @@ if [ ! -e "$EV/enable" ] || ! command -v iperf3 >/dev/null || [ "$(nproc)" -lt 2
 fi
 ktap_set_plan 10
 for impl in c rust; do
-	read -r bytes npools deferred held held1 left secs flushed < <(run $impl)
-	ktap_print_msg "$impl: iperf3 received ${bytes:-0} bytes, the last connection ${deferred:-0}; $npools pools destroyed; in flight ${HOLD}s after teardown: ${held:-?}, after a packet on CPU 1: ${held1:-?}, ${secs:-?}s after one on CPU 0: ${left:-?}; skbs that CPU 0's net_rx_action() then freed: ${flushed:-0}"
+	# A try in which CPU 0 received something else after the last read
+	# shows nothing of the hold: one more, then the hold's checks skip.
+	for try in 1 2; do
+		read -r bytes npools deferred held held1 left secs flushed foreign < <(run $impl)
+		ktap_print_msg "$impl: iperf3 received ${bytes:-0} bytes, the last connection ${deferred:-0}; $npools pools destroyed; in flight ${HOLD}s after teardown: ${held:-?}, after a packet on CPU 1: ${held1:-?}, ${secs:-?}s after one on CPU 0: ${left:-?}; skbs that CPU 0's net_rx_action() then freed: ${flushed:-0}; other NET_RX on CPU 0 meanwhile: ${foreign:-?}"
+		[ "${foreign:-1}" = 0 ] && break
+	done
 	check "$impl: the TCP stream crossed the churning veth" [ "${bytes:-0}" -gt 0 ]
-	check "$impl: a destroyed pool's pages wait on CPU 0's defer list" [ "${held:-0}" -gt 0 ]
-	check "$impl: a packet received on CPU 1 does not free them" [ "${held1:-0}" = "${held:-x}" ]
-	check "$impl: one received on CPU 0 does, through skb_defer_free_flush()" [ "${flushed:-0}" -gt 0 ]
+	if [ "${foreign:-1}" = 0 ]; then
+		check "$impl: a destroyed pool's pages wait on CPU 0's defer list" [ "${held:-0}" -gt 0 ]
+		check "$impl: a packet received on CPU 1 does not free them" [ "${held1:-0}" = "${held:-x}" ]
+		check "$impl: one received on CPU 0 does, through skb_defer_free_flush()" [ "${flushed:-0}" -gt 0 ]
+	else
+		for d in "a destroyed pool's pages wait on CPU 0's defer list" \
+			"a packet received on CPU 1 does not free them" \
+			"one received on CPU 0 does, through skb_defer_free_flush()"; do
+			ktap_test_skip "$impl: $d (CPU 0 received other packets in both tries)"
+		done
+	fi
 	check "$impl: every destroyed page pool released" [ "${left:-1}" = 0 ]
 done
 if dmesg | grep -q 'page_pool_release_retry() stalled pool shutdown'; then
