@@ -2,22 +2,23 @@
 
 #ifdef CONFIG_PAGE_POOL
 #include <linux/mm.h>
+#include <linux/ptr_ring.h>
 #include <linux/topology.h>
 #include <net/netmem.h>
 #include <net/page_pool/helpers.h>
 #include <net/page_pool/hook.h>
 
-int rust_helper_page_pool_nid(const struct page_pool *pool)
+__rust_helper int rust_helper_page_pool_nid(const struct page_pool *pool)
 {
 	return READ_ONCE(pool->p.nid);
 }
 
-int rust_helper_numa_mem_id(void)
+__rust_helper int rust_helper_numa_mem_id(void)
 {
 	return numa_mem_id();
 }
 
-int rust_helper_netmem_page_nid(netmem_ref netmem)
+__rust_helper int rust_helper_netmem_page_nid(netmem_ref netmem)
 {
 	return page_to_nid(netmem_to_page(netmem));
 }
@@ -26,7 +27,7 @@ int rust_helper_netmem_page_nid(netmem_ref netmem)
  * provider), through the pool that owns it. struct net_iov mirrors
  * struct page up to pp.
  */
-void rust_helper_page_pool_netmem_release(netmem_ref netmem)
+__rust_helper void rust_helper_page_pool_netmem_release(netmem_ref netmem)
 {
 	struct page_pool *pool = netmem_is_net_iov(netmem) ?
 		netmem_to_net_iov(netmem)->pp : netmem_to_page(netmem)->pp;
@@ -37,15 +38,50 @@ void rust_helper_page_pool_netmem_release(netmem_ref netmem)
 /* page_pool_put_page_bulk()'s view of one entry: its head page, and
  * whether this put dropped the last pool reference to it.
  */
-netmem_ref rust_helper_page_pool_bulk_unref(void *data)
+__rust_helper netmem_ref rust_helper_page_pool_bulk_unref(void *data)
 {
 	netmem_ref netmem = page_to_netmem(virt_to_head_page(data));
 
 	return page_pool_is_last_ref(netmem) ? netmem : 0;
 }
 
-void rust_helper_page_pool_recycle_stat_add(struct page_pool *pool,
-					    unsigned int stat, u64 val)
+/* NAPI locality and the ring producer lock, as the C path inlines them. */
+__rust_helper bool rust_helper_page_pool_napi_local(const struct page_pool *pool)
+{
+	return page_pool_napi_local(pool);
+}
+
+__rust_helper bool rust_helper_page_pool_producer_lock(struct page_pool *pool)
+{
+	return page_pool_producer_lock(pool);
+}
+
+__rust_helper void rust_helper_page_pool_producer_unlock(struct page_pool *pool,
+							 bool in_softirq)
+{
+	page_pool_producer_unlock(pool, in_softirq);
+}
+
+/* The ring steps of the recycle and refill path: under the producer lock,
+ * or in the pool's consumer context, as page_pool.c takes them.
+ */
+__rust_helper int rust_helper___ptr_ring_produce(struct ptr_ring *r, void *ptr)
+{
+	return __ptr_ring_produce(r, ptr);
+}
+
+__rust_helper bool rust_helper___ptr_ring_empty(struct ptr_ring *r)
+{
+	return __ptr_ring_empty(r);
+}
+
+__rust_helper void *rust_helper___ptr_ring_consume(struct ptr_ring *r)
+{
+	return __ptr_ring_consume(r);
+}
+
+__rust_helper void rust_helper_page_pool_recycle_stat_add(struct page_pool *pool,
+							  unsigned int stat, u64 val)
 {
 #ifdef CONFIG_PAGE_POOL_STATS
 	struct page_pool_recycle_stats __percpu *s = pool->recycle_stats;

@@ -3,35 +3,35 @@
 #include <net/pkt_sched.h>
 #include <net/sch_generic.h>
 
-unsigned int rust_helper_qdisc_psched_mtu(struct Qdisc *sch)
+__rust_helper unsigned int rust_helper_qdisc_psched_mtu(struct Qdisc *sch)
 {
 	return psched_mtu(qdisc_dev(sch));
 }
 
-void rust_helper_sch_tree_lock(struct Qdisc *q)
+__rust_helper void rust_helper_sch_tree_lock(struct Qdisc *q)
 {
 	sch_tree_lock(q);
 }
 
-void rust_helper_sch_tree_unlock(struct Qdisc *q)
+__rust_helper void rust_helper_sch_tree_unlock(struct Qdisc *q)
 {
 	sch_tree_unlock(q);
 }
 
-int rust_helper_qdisc_drop_reason(struct sk_buff *skb, struct Qdisc *sch,
-				  struct sk_buff **to_free,
-				  enum skb_drop_reason reason)
+__rust_helper int rust_helper_qdisc_drop_reason(struct sk_buff *skb, struct Qdisc *sch,
+						struct sk_buff **to_free,
+						enum skb_drop_reason reason)
 {
 	return qdisc_drop_reason(skb, sch, to_free, reason);
 }
 
-struct sk_buff *rust_helper_qdisc_peek_dequeued(struct Qdisc *sch)
+__rust_helper struct sk_buff *rust_helper_qdisc_peek_dequeued(struct Qdisc *sch)
 {
 	return qdisc_peek_dequeued(sch);
 }
 
 /* The part of qdisc_dequeue_internal() that does not call ->dequeue(). */
-struct sk_buff *rust_helper_qdisc_dequeue_gso_skb(struct Qdisc *sch)
+__rust_helper struct sk_buff *rust_helper_qdisc_dequeue_gso_skb(struct Qdisc *sch)
 {
 	struct sk_buff *skb = __skb_dequeue(&sch->gso_skb);
 

@@ -4,47 +4,47 @@
 #include <net/inet_ecn.h>
 #include <net/sock.h>
 
-bool rust_helper_skb_cloned(const struct sk_buff *skb)
+__rust_helper bool rust_helper_skb_cloned(const struct sk_buff *skb)
 {
 	return skb_cloned(skb);
 }
 
-bool rust_helper_skb_header_cloned(const struct sk_buff *skb)
+__rust_helper bool rust_helper_skb_header_cloned(const struct sk_buff *skb)
 {
 	return skb_header_cloned(skb);
 }
 
-void rust_helper_skb_ext_reset(struct sk_buff *skb)
+__rust_helper void rust_helper_skb_ext_reset(struct sk_buff *skb)
 {
 	skb_ext_reset(skb);
 }
 
-int rust_helper_pskb_trim(struct sk_buff *skb, unsigned int len)
+__rust_helper int rust_helper_pskb_trim(struct sk_buff *skb, unsigned int len)
 {
 	return pskb_trim(skb, len);
 }
 
-void rust_helper_skb_reset_tail_pointer(struct sk_buff *skb)
+__rust_helper void rust_helper_skb_reset_tail_pointer(struct sk_buff *skb)
 {
 	skb_reset_tail_pointer(skb);
 }
 
-struct skb_shared_info *rust_helper_skb_shinfo(struct sk_buff *skb)
+__rust_helper struct skb_shared_info *rust_helper_skb_shinfo(struct sk_buff *skb)
 {
 	return skb_shinfo(skb);
 }
 
-void rust_helper_kfree_skb(struct sk_buff *skb)
+__rust_helper void rust_helper_kfree_skb(struct sk_buff *skb)
 {
 	kfree_skb(skb);
 }
 
-void rust_helper_skb_orphan(struct sk_buff *skb)
+__rust_helper void rust_helper_skb_orphan(struct sk_buff *skb)
 {
 	skb_orphan(skb);
 }
 
-int rust_helper_INET_ECN_set_ce(struct sk_buff *skb)
+__rust_helper int rust_helper_INET_ECN_set_ce(struct sk_buff *skb)
 {
 	return INET_ECN_set_ce(skb);
 }
@@ -53,7 +53,7 @@ int rust_helper_INET_ECN_set_ce(struct sk_buff *skb)
  * Whether INET_ECN_set_ce() would write the packet's ECN field: an IPv4 or
  * IPv6 header within the linear data, marked ECT(0) or ECT(1). Only reads.
  */
-bool rust_helper_skb_ecn_settable(const struct sk_buff *skb)
+__rust_helper bool rust_helper_skb_ecn_settable(const struct sk_buff *skb)
 {
 	u8 ecn;
 

@@ -2,7 +2,7 @@
 
 #include <linux/jiffies.h>
 
-unsigned long rust_helper_usecs_to_jiffies(unsigned int u)
+__rust_helper unsigned long rust_helper_usecs_to_jiffies(unsigned int u)
 {
 	return usecs_to_jiffies(u);
 }

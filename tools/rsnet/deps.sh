@@ -7,11 +7,12 @@ set -euo pipefail
 # KDIR=...: the user prepared the kernel and its tools; install nothing.
 [ -n "${KDIR:-}" ] && exit 0
 
-# Debian packages: kernel source, LLVM toolchain, QEMU, kernel build tools,
+# Debian packages: kernel source, LLVM toolchains (clang-22: rustc's LLVM
+# major version, which CONFIG_RUST_INLINE_HELPERS needs), QEMU, kernel build tools,
 # and the userspace the tests drive (iproute2, iperf3, ethtool, python venv,
 # liburing for the zero-copy sender, ply and GitPython for checkpatch's
 # SPDX check of the series).
-pkgs=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 flex
+pkgs=(linux-source-6.12 clang-22 lld-22 llvm-22 libclang-22-dev qemu-system-x86 flex
       bison bc libelf-dev libssl-dev cpio kmod iproute2 iperf3 ethtool
       python3-venv rsync socat busybox-static udev gcc liburing-dev
       python3-ply python3-git)

@@ -24,11 +24,11 @@ if [ "$KCONFIG" != default ]; then
 	[ -f "$RSNET_TOP/configs/$KCONFIG.fragment" ] || die "unknown KCONFIG=$KCONFIG (no configs/$KCONFIG.fragment)"
 	frags+=("$RSNET_TOP/configs/$KCONFIG.fragment")
 fi
-MAKE=(make -C "$src" O="$build" LLVM=1 -j"$(nproc)")
+MAKE=(make -C "$src" O="$build" LLVM="$RSNET_LLVM" -j"$(nproc)")
 
 key=$( {
 	echo "$srcver $KCONFIG"
-	rustc --version; clang --version | head -1; bindgen --version
+	rustc --version; "clang$RSNET_LLVM" --version | head -1; bindgen --version; echo "$LIBCLANG_PATH"
 	cat "$0" "${frags[@]}"
 	cd "$RSNET_TOP" && find patches rust -type f | LC_ALL=C sort | xargs -r sha256sum
 } | sha256sum | cut -d' ' -f1)

@@ -8,7 +8,17 @@ VENV=${RSNET_VENV:-$RSNET_CACHE/venv}
 LOGDIR=${RSNET_LOGDIR:-$RSNET_CACHE/logs}
 KCONFIG=${KCONFIG:-default}
 KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-BINDGEN_VERSION=0.69.5
+# The LLVM the kernel is built with: rustc's major version (Debian's
+# clang-22), so that the C helpers can be inlined into Rust
+# (CONFIG_RUST_INLINE_HELPERS), and bindgen on its libclang, which needs
+# bindgen 0.72.1 or later (the kernel warns of older ones with libclang 22).
+BINDGEN_VERSION=0.72.1
+RSNET_LLVM=${RSNET_LLVM:--22}
+LLVM_VER=${RSNET_LLVM#-}
+case $RSNET_LLVM in -*) LLVM_SUFFIX=$RSNET_LLVM ;; *) LLVM_SUFFIX= ;; esac
+if [ -d "/usr/lib/llvm-$LLVM_VER/lib" ]; then
+	export LIBCLANG_PATH=/usr/lib/llvm-$LLVM_VER/lib
+fi
 export PATH="$HOME/.cargo/bin:$PATH:/usr/sbin:/sbin"
 mkdir -p "$RSNET_CACHE" "$LOGDIR"
 
@@ -86,9 +96,9 @@ kconfigure() {
 	mkdir -p "$build"
 	rm -rf "$tmpcfg" && mkdir -p "$tmpcfg"
 	{
-		make -C "$src" O="$tmpcfg" LLVM=1 tinyconfig &&
+		make -C "$src" O="$tmpcfg" LLVM="$RSNET_LLVM" tinyconfig &&
 		"$src/scripts/kconfig/merge_config.sh" -m -O "$tmpcfg" "$tmpcfg/.config" "$@" &&
-		make -C "$src" O="$tmpcfg" LLVM=1 olddefconfig
+		make -C "$src" O="$tmpcfg" LLVM="$RSNET_LLVM" olddefconfig
 	} >"$cfglog" 2>&1 || die "kernel configuration failed" "$cfglog"
 	bad=$(cat "$@" |
 		sed -nE 's/^# (CONFIG_[A-Z0-9_]+) is not set$/\1=n/p; s/^(CONFIG_[A-Z0-9_]+=.*)$/\1/p' |
@@ -97,7 +107,7 @@ kconfigure() {
 	if [ -n "$bad" ] && [ "${KCONFIG_LAX:-0}" != 1 ]; then
 		{ echo "options not set as requested (dependency missing?):"; echo "$bad"; } >>"$cfglog"
 		if echo "$bad" | grep -q CONFIG_RUST=; then
-			make -C "$src" O="$tmpcfg" LLVM=1 rustavailable >>"$cfglog" 2>&1 || true
+			make -C "$src" O="$tmpcfg" LLVM="$RSNET_LLVM" rustavailable >>"$cfglog" 2>&1 || true
 		fi
 		die "kernel config: $(echo "$bad" | tr '\n' ' ')" "$cfglog"
 	fi

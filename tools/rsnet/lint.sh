@@ -21,7 +21,7 @@ if [ -z "${KDIR:-}" ]; then
 	step "clippy: the rust/ overlay (kernel crate, CLIPPY=1)"
 	log=$LOGDIR/clippy-kernel.log
 	touch "$src/rust/kernel/lib.rs"
-	if make -C "$src" O="$build" LLVM=1 CLIPPY=1 rust/kernel.o >"$log" 2>&1 &&
+	if make -C "$src" O="$build" LLVM="$RSNET_LLVM" CLIPPY=1 rust/kernel.o >"$log" 2>&1 &&
 	   ! grep -E '^(warning|error)(\[|:)' "$log" >/dev/null; then
 		echo "clean"
 	else
@@ -31,7 +31,7 @@ if [ -z "${KDIR:-}" ]; then
 	fi
 	# Put the normally built crate back so the kernel image matches.
 	touch "$src/rust/kernel/lib.rs"
-	make -C "$src" O="$build" LLVM=1 -j"$(nproc)" bzImage >>"$log" 2>&1 || fail=1
+	make -C "$src" O="$build" LLVM="$RSNET_LLVM" -j"$(nproc)" bzImage >>"$log" 2>&1 || fail=1
 fi
 
 step "checkpatch: patches/, rust/helpers/*.c, the test modules"

@@ -12,11 +12,11 @@ log=$LOGDIR/modules.log
 # and a module built for another configuration misreads every structure.
 stamp=$RSNET_TOP/.rsnet-modules-kdir
 if [ "$(cat "$stamp" 2>/dev/null)" != "$build" ]; then
-	make -C "$build" M="$RSNET_TOP" LLVM=1 clean >"$log" 2>&1 || die "module clean failed" "$log"
+	make -C "$build" M="$RSNET_TOP" LLVM="$RSNET_LLVM" clean >"$log" 2>&1 || die "module clean failed" "$log"
 	echo "$build" >"$stamp"
 fi
 step "building modules (log: $log)"
-make -C "$build" M="$RSNET_TOP" LLVM=1 -j"$(nproc)" ${CLIPPY:+CLIPPY=1} modules >"$log" 2>&1 ||
+make -C "$build" M="$RSNET_TOP" LLVM="$RSNET_LLVM" -j"$(nproc)" ${CLIPPY:+CLIPPY=1} modules >"$log" 2>&1 ||
 	die "module build failed" "$log"
 if grep -E '^(warning|error)(\[|:)' "$log" >/dev/null; then
 	grep -E -A6 '^(warning|error)(\[|:)' "$log" | head -40 >&2

@@ -135,7 +135,7 @@ step "series: $n patches and a cover letter in $out (git am them onto linux 6.12
 git -C "$tree" fetch -q "$work" rsnet >>"$log" 2>&1
 git -C "$tree" checkout -q -f --detach FETCH_HEAD
 frags=("$RSNET_TOP/.config.fragment" "$RSNET_TOP/configs/series.fragment")
-MAKE=(make -C "$tree" O="$build" LLVM=1 -j"$(nproc)")
+MAKE=(make -C "$tree" O="$build" LLVM="$RSNET_LLVM" -j"$(nproc)")
 blog=$LOGDIR/kernel-build-series.log
 : >"$blog"
 if [ "${EACH:-0}" = 1 ]; then

@@ -9,6 +9,7 @@
 #
 #   vclock.sh MODULE.ko...
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 # What the qdiscs may reach of time: conversions, and the watchdog's init
 # (it only initialises an hrtimer that is never started).
@@ -17,7 +18,7 @@ allowed='^(__msecs_to_jiffies|__usecs_to_jiffies|jiffies_to_usecs|jiffies_to_mse
 suspect='jiffies|ktime|clock|hrtimer|timer|watchdog|register_qdisc|netif_schedule'
 
 for ko in "$@"; do
-	llvm-objcopy \
+	"llvm-objcopy$LLVM_SUFFIX" \
 		--redefine-sym jiffies=fq_vclock_jiffies \
 		--redefine-sym ktime_get=fq_vclock_ktime_get \
 		--redefine-sym qdisc_watchdog_schedule_range_ns=fq_vclock_watchdog_schedule_range_ns \
@@ -25,7 +26,7 @@ for ko in "$@"; do
 		--redefine-sym register_qdisc=fq_vclock_register_qdisc \
 		--redefine-sym unregister_qdisc=fq_vclock_unregister_qdisc \
 		"$ko"
-	undef=$(llvm-nm -u "$ko" | awk '{print $NF}')
+	undef=$("llvm-nm$LLVM_SUFFIX" -u "$ko" | awk '{print $NF}')
 	escaped=$(grep -Ei "$suspect" <<<"$undef" | grep -Ev "$allowed" || true)
 	if [ -n "$escaped" ]; then
 		echo "vclock: $ko still reaches the real clock or timers:" $escaped >&2

@@ -65,13 +65,6 @@ pub fn pref_nid(pool_nid: i32, numa: bool, mem_id: impl FnOnce() -> i32) -> i32 
     }
 }
 
-// The x86-64 inlines of the path, with the layout checks they rely on.
-#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-mod x86_64;
-
-// The ptr_ring steps of the path, copied from the 6.12 header.
-mod ptr_ring;
-
 /// A page of a page pool, or a `net_iov` of a memory provider
 /// (`netmem_ref`), that the pool's user gave back: whoever holds a
 /// `Netmem` recycles it (alloc cache or ring) or releases it
@@ -214,8 +207,8 @@ pub enum AllocStat {
     Waive,
 }
 
-/// A recycling statistic (`struct page_pool_recycle_stats`), in the
-/// order of its fields (checked at build time below).
+/// A recycling statistic (`struct page_pool_recycle_stats`), numbered as
+/// `rust_helper_page_pool_recycle_stat_add()` maps them to its fields.
 #[derive(Clone, Copy)]
 pub enum RecycleStat {
     /// Recycled into the alloc cache.
@@ -229,17 +222,6 @@ pub enum RecycleStat {
     /// Released because the page was shared or pfmemalloc.
     ReleasedRefcnt = 4,
 }
-
-#[cfg(CONFIG_PAGE_POOL_STATS)]
-const _: () = {
-    use core::mem::offset_of;
-    type S = bindings::page_pool_recycle_stats;
-    assert!(offset_of!(S, cached) == RecycleStat::Cached as usize * 8);
-    assert!(offset_of!(S, cache_full) == RecycleStat::CacheFull as usize * 8);
-    assert!(offset_of!(S, ring) == RecycleStat::Ring as usize * 8);
-    assert!(offset_of!(S, ring_full) == RecycleStat::RingFull as usize * 8);
-    assert!(offset_of!(S, released_refcnt) == RecycleStat::ReleasedRefcnt as usize * 8);
-};
 
 /// A [`Netmem`] checked to be recyclable ([`Netmem::into_recyclable`]), or
 /// taken from a ring, where only such pages go.
@@ -310,29 +292,8 @@ impl PagePool {
     /// may be used without being asked to (`page_pool_napi_local()`).
     #[inline]
     fn napi_local(&self) -> bool {
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT)))]
-        {
-            if !x86_64::in_softirq() {
-                return false;
-            }
-            let cpuid = x86_64::smp_processor_id();
-            let pool = self.as_ptr();
-            // SAFETY: The pool is live (type invariant); these are the
-            // `READ_ONCE()`s of C, and a NAPI instance set in a pool
-            // outlives it.
-            unsafe {
-                if ptr::addr_of!((*pool).cpuid).read_volatile() == cpuid {
-                    return true;
-                }
-                let napi = ptr::addr_of!((*pool).p.napi).read_volatile();
-                !napi.is_null() && ptr::addr_of!((*napi).list_owner).read_volatile() == cpuid
-            }
-        }
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP, not(CONFIG_PREEMPT_RT))))]
         // SAFETY: The pool is live (type invariant).
-        unsafe {
-            bindings::page_pool_hook_napi_local(self.as_ptr())
-        }
+        unsafe { bindings::page_pool_napi_local(self.as_ptr()) }
     }
 
     /// The pool's ptr_ring; producer and consumer ends are guarded by
@@ -383,52 +344,14 @@ impl PagePool {
     /// Adds `val` to a recycling statistic (per CPU, any context).
     #[inline]
     pub fn recycle_stat_add(&self, stat: RecycleStat, val: u64) {
-        #[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
-        // SAFETY: The pool is live (type invariant) and `recycle_stats` its
-        // per-CPU statistics, `u64`s in `RecycleStat` order (checked above).
-        unsafe {
-            let stats = (*self.as_ptr()).recycle_stats.cast::<u64>();
-            x86_64::this_cpu_add_u64(stats.wrapping_add(stat as usize), val);
-        }
-        #[cfg(not(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP)))]
         // SAFETY: The pool is live (type invariant); the helper compiles to
         // nothing without statistics.
-        unsafe {
-            bindings::page_pool_recycle_stat_add(self.as_ptr(), stat as u32, val)
-        };
+        unsafe { bindings::page_pool_recycle_stat_add(self.as_ptr(), stat as u32, val) };
     }
 
     /// Counts one event of a recycling statistic.
     #[inline]
     pub fn recycle_stat_inc(&self, stat: RecycleStat) {
-        #[cfg(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP))]
-        {
-            use core::mem::offset_of;
-            type S = bindings::page_pool_recycle_stats;
-            // SAFETY: The pool is live (type invariant) and `recycle_stats`
-            // its per-CPU statistics; each offset is that of a `u64` field.
-            unsafe {
-                let stats = (*self.as_ptr()).recycle_stats.cast::<u8>();
-                // The match folds away where `stat` is a constant, leaving
-                // one `inc` at a constant offset, as C's `this_cpu_inc()`.
-                match stat {
-                    RecycleStat::Cached => {
-                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, cached) }>(stats)
-                    }
-                    RecycleStat::CacheFull => {
-                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, cache_full) }>(stats)
-                    }
-                    RecycleStat::Ring => x86_64::this_cpu_inc_u64::<{ offset_of!(S, ring) }>(stats),
-                    RecycleStat::RingFull => {
-                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, ring_full) }>(stats)
-                    }
-                    RecycleStat::ReleasedRefcnt => {
-                        x86_64::this_cpu_inc_u64::<{ offset_of!(S, released_refcnt) }>(stats)
-                    }
-                }
-            }
-        }
-        #[cfg(not(all(CONFIG_PAGE_POOL_STATS, CONFIG_X86_64, CONFIG_SMP)))]
         self.recycle_stat_add(stat, 1);
     }
 
@@ -438,7 +361,8 @@ impl PagePool {
     pub fn ring_producer(&self) -> RingProducer<'_> {
         RingProducer {
             pool: self,
-            in_softirq: producer_lock::lock(self),
+            // SAFETY: The pool is live (type invariant).
+            in_softirq: unsafe { bindings::page_pool_producer_lock(self.as_ptr()) },
         }
     }
 }
@@ -458,7 +382,7 @@ impl<'a> RingProducer<'a> {
         // SAFETY: The pool is live and we hold its producer lock; the entry
         // is a page (not NULL, type invariant), which the ring owns once
         // queued.
-        if unsafe { ptr_ring::produce(self.pool.ring(), raw as *mut c_void) } {
+        if unsafe { bindings::__ptr_ring_produce(self.pool.ring(), raw as *mut c_void) } == 0 {
             Ok(())
         } else {
             // INVARIANT: Not queued, the page is still ours and recyclable.
@@ -470,158 +394,8 @@ impl<'a> RingProducer<'a> {
 impl Drop for RingProducer<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: `PagePool::ring_producer` locked it, the way the flag says.
-        unsafe { producer_lock::unlock(self.pool, self.in_softirq) };
-    }
-}
-
-/// `page_pool_producer_lock()`/`unlock()`: `spin_lock()` if bottom halves
-/// are already off, else `spin_lock_bh()`.
-///
-/// Inline (the out-of-line `_raw_spin_*()` functions, after an inline
-/// `in_softirq()`) where the configuration has those functions: x86-64 SMP,
-/// not PREEMPT_RT, `spin_lock()`, `spin_lock_bh()` and `spin_unlock_bh()`
-/// not inlined (`CONFIG_INLINE_SPIN_*`). A kernel without
-/// `CONFIG_UNINLINE_SPIN_UNLOCK` inlines `spin_unlock()`: there it is done
-/// as C inlines it. Elsewhere the exported C steps of the hook.
-#[cfg(all(
-    CONFIG_X86_64,
-    CONFIG_SMP,
-    not(CONFIG_PREEMPT_RT),
-    not(CONFIG_INLINE_SPIN_LOCK),
-    not(CONFIG_INLINE_SPIN_LOCK_BH),
-    not(CONFIG_INLINE_SPIN_UNLOCK_BH)
-))]
-mod producer_lock {
-    use super::{bindings, x86_64::in_softirq, PagePool};
-    use core::ptr;
-
-    /// The ring's `producer_lock` as the `raw_spinlock_t` that the
-    /// `_raw_spin_*()` functions take (`spinlock_t` wraps one at offset 0).
-    #[inline]
-    fn rlock(pool: &PagePool) -> *mut bindings::raw_spinlock_t {
-        // SAFETY: The pool is live; we only form the field's address.
-        unsafe { ptr::addr_of_mut!((*pool.ring()).producer_lock).cast() }
-    }
-
-    /// Locks; returns whether BHs were already off.
-    #[inline]
-    pub(super) fn lock(pool: &PagePool) -> bool {
-        let in_softirq = in_softirq();
-        // SAFETY: The pool is live (type invariant); as in C, with BHs
-        // already off the plain lock suffices, else BHs go off too.
-        unsafe {
-            if in_softirq {
-                bindings::_raw_spin_lock(rlock(pool));
-            } else {
-                bindings::_raw_spin_lock_bh(rlock(pool));
-            }
-        }
-        in_softirq
-    }
-
-    /// Unlocks.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the lock, taken by [`lock`], which returned
-    /// `in_softirq`.
-    #[inline]
-    pub(super) unsafe fn unlock(pool: &PagePool, in_softirq: bool) {
-        // SAFETY: Held, taken the way the flag says (caller's promise).
-        unsafe {
-            if in_softirq {
-                spin_unlock(pool);
-            } else {
-                bindings::_raw_spin_unlock_bh(rlock(pool));
-            }
-        }
-    }
-
-    /// `spin_unlock()`, out of line where the kernel has it so.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the lock, taken with `spin_lock()`.
-    #[cfg(CONFIG_UNINLINE_SPIN_UNLOCK)]
-    #[inline(always)]
-    unsafe fn spin_unlock(pool: &PagePool) {
-        // SAFETY: Held (caller's promise).
-        unsafe { bindings::_raw_spin_unlock(rlock(pool)) };
-    }
-
-    /// `spin_unlock()` as C inlines it here: without
-    /// `CONFIG_UNINLINE_SPIN_UNLOCK` there is no lock debugging and no
-    /// preemption, and without preempt counting `preempt_enable()` is a
-    /// compiler barrier, so it is `queued_spin_unlock()`.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the lock, taken with `spin_lock()`.
-    #[cfg(all(
-        not(CONFIG_UNINLINE_SPIN_UNLOCK),
-        CONFIG_QUEUED_SPINLOCKS,
-        not(CONFIG_PARAVIRT_SPINLOCKS),
-        not(CONFIG_PREEMPT_COUNT)
-    ))]
-    #[inline(always)]
-    unsafe fn spin_unlock(pool: &PagePool) {
-        // SAFETY: Held, taken with `spin_lock()`, on a kernel without lock
-        // debugging or preempt counting (caller's promise, `cfg` above).
-        unsafe { super::x86_64::queued_spin_unlock(rlock(pool)) };
-    }
-
-    /// `spin_unlock()` through its C helper, where it is inline but not
-    /// the plain store above.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the lock, taken with `spin_lock()`.
-    #[cfg(all(
-        not(CONFIG_UNINLINE_SPIN_UNLOCK),
-        not(all(
-            CONFIG_QUEUED_SPINLOCKS,
-            not(CONFIG_PARAVIRT_SPINLOCKS),
-            not(CONFIG_PREEMPT_COUNT)
-        ))
-    ))]
-    #[inline(always)]
-    unsafe fn spin_unlock(pool: &PagePool) {
-        // SAFETY: Held (caller's promise); `spinlock_t` wraps the raw lock
-        // at offset 0.
-        unsafe { bindings::spin_unlock(rlock(pool).cast()) };
-    }
-}
-
-/// See the other definition: the exported C steps.
-#[cfg(not(all(
-    CONFIG_X86_64,
-    CONFIG_SMP,
-    not(CONFIG_PREEMPT_RT),
-    not(CONFIG_INLINE_SPIN_LOCK),
-    not(CONFIG_INLINE_SPIN_LOCK_BH),
-    not(CONFIG_INLINE_SPIN_UNLOCK_BH)
-)))]
-mod producer_lock {
-    use super::{bindings, PagePool};
-
-    /// Locks; returns whether BHs were already off.
-    #[inline]
-    pub(super) fn lock(pool: &PagePool) -> bool {
-        // SAFETY: The pool is live (type invariant).
-        unsafe { bindings::page_pool_hook_producer_lock(pool.as_ptr()) }
-    }
-
-    /// Unlocks.
-    ///
-    /// # Safety
-    ///
-    /// The caller holds the lock, taken by [`lock`], which returned
-    /// `in_softirq`.
-    #[inline]
-    pub(super) unsafe fn unlock(pool: &PagePool, in_softirq: bool) {
-        // SAFETY: Held, taken the way the flag says (caller's promise).
-        unsafe { bindings::page_pool_hook_producer_unlock(pool.as_ptr(), in_softirq) };
+        // SAFETY: `PagePool::ring_producer` locked it, and the flag says how.
+        unsafe { bindings::page_pool_producer_unlock(self.pool.as_ptr(), self.in_softirq) };
     }
 }
 
@@ -685,7 +459,7 @@ impl<'a> AllocCache<'a> {
     pub fn ring_is_empty(&self) -> bool {
         // SAFETY: The pool is live and its consumer context ours (type
         // invariant).
-        unsafe { ptr_ring::is_empty(self.pool.ring()) }
+        unsafe { bindings::__ptr_ring_empty(self.pool.ring()) }
     }
 
     /// Takes the oldest page of the ring (`__ptr_ring_consume()`).
@@ -693,7 +467,7 @@ impl<'a> AllocCache<'a> {
     pub fn ring_consume(&mut self) -> Option<Recyclable<'a>> {
         // SAFETY: The pool is live and its consumer context ours (type
         // invariant); the entry taken is the caller's now.
-        let netmem = unsafe { ptr_ring::consume(self.pool.ring()) } as bindings::netmem_ref;
+        let netmem = unsafe { bindings::__ptr_ring_consume(self.pool.ring()) } as bindings::netmem_ref;
         // INVARIANT: A non-zero entry is a page the ring owned, and only a
         // `Recyclable` goes into a ring.
         (netmem != 0).then(|| Recyclable(Netmem::owned(netmem)))

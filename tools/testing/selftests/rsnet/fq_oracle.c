@@ -1800,7 +1800,7 @@ static int run_fill(struct oracle *o, u32 n)
 	err = read_xstats(o, &st);
 	if (err)
 		goto out;
-	rep(o, "fill %u first_drop %u drops %u flows %llu allocation_errors %llu\n",
+	rep(o, "fill %u first_drop %u drops %u flows %u allocation_errors %llu\n",
 	    n, first, drops, st.flows, st.allocation_errors);
 	/* fq's gc age is 3 s: every flow is idle and stale now. */
 	clock_set(o, o->now + 4 * NS);
@@ -1809,7 +1809,7 @@ static int run_fill(struct oracle *o, u32 n)
 	if (!err)
 		err = read_xstats(o, &st);
 	if (!err)
-		rep(o, "after_gc new 64 drops %u flows %llu gc_flows %llu\n",
+		rep(o, "after_gc new 64 drops %u flows %u gc_flows %llu\n",
 		    later, st.flows, st.gc_flows);
 out:
 	oracle_qdisc_put(o);

@@ -20,7 +20,7 @@
 # static call trampolines are exported, not the keys that would let any
 # module re-point the recycle path around page_pool_hook_unregister().
 #
-# veth's page pools carry their netdev (patches/0013-veth-*), so page-pool-get lists
+# veth's page pools carry their netdev (patches/0014-veth-*), so page-pool-get lists
 # them; their statistics are read with ethtool -S (rx_pp_*).
 
 . "$(dirname "$0")/lib.sh"
