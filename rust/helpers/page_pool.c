@@ -80,29 +80,17 @@ __rust_helper void *rust_helper___ptr_ring_consume(struct ptr_ring *r)
 	return __ptr_ring_consume(r);
 }
 
+/* @stat numbers the u64 fields of struct page_pool_recycle_stats in their
+ * order, as kernel::net::page_pool::RecycleStat checks at build time.
+ */
 __rust_helper void rust_helper_page_pool_recycle_stat_add(struct page_pool *pool,
 							  unsigned int stat, u64 val)
 {
 #ifdef CONFIG_PAGE_POOL_STATS
-	struct page_pool_recycle_stats __percpu *s = pool->recycle_stats;
+	u64 __percpu *s = (u64 __percpu *)pool->recycle_stats;
 
-	switch (stat) {
-	case 0:
-		this_cpu_add(s->cached, val);
-		break;
-	case 1:
-		this_cpu_add(s->cache_full, val);
-		break;
-	case 2:
-		this_cpu_add(s->ring, val);
-		break;
-	case 3:
-		this_cpu_add(s->ring_full, val);
-		break;
-	case 4:
-		this_cpu_add(s->released_refcnt, val);
-		break;
-	}
+	if (stat < sizeof(*pool->recycle_stats) / sizeof(u64))
+		this_cpu_add(s[stat], val);
 #endif
 }
 #endif /* CONFIG_PAGE_POOL */

@@ -207,8 +207,9 @@ pub enum AllocStat {
     Waive,
 }
 
-/// A recycling statistic (`struct page_pool_recycle_stats`), numbered as
-/// `rust_helper_page_pool_recycle_stat_add()` maps them to its fields.
+/// A recycling statistic (`struct page_pool_recycle_stats`): the index
+/// of its `u64` field, which `rust_helper_page_pool_recycle_stat_add()`
+/// adds to (checked at build time below).
 #[derive(Clone, Copy)]
 pub enum RecycleStat {
     /// Recycled into the alloc cache.
@@ -222,6 +223,20 @@ pub enum RecycleStat {
     /// Released because the page was shared or pfmemalloc.
     ReleasedRefcnt = 4,
 }
+
+#[cfg(CONFIG_PAGE_POOL_STATS)]
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    type S = bindings::page_pool_recycle_stats;
+    let _: fn(&S) -> [&u64; 5] =
+        |s| [&s.cached, &s.cache_full, &s.ring, &s.ring_full, &s.released_refcnt];
+    assert!(size_of::<S>() == 5 * 8);
+    assert!(offset_of!(S, cached) == RecycleStat::Cached as usize * 8);
+    assert!(offset_of!(S, cache_full) == RecycleStat::CacheFull as usize * 8);
+    assert!(offset_of!(S, ring) == RecycleStat::Ring as usize * 8);
+    assert!(offset_of!(S, ring_full) == RecycleStat::RingFull as usize * 8);
+    assert!(offset_of!(S, released_refcnt) == RecycleStat::ReleasedRefcnt as usize * 8);
+};
 
 /// A [`Netmem`] checked to be recyclable ([`Netmem::into_recyclable`]), or
 /// taken from a ring, where only such pages go.
@@ -344,7 +359,8 @@ impl PagePool {
     /// Adds `val` to a recycling statistic (per CPU, any context).
     #[inline]
     pub fn recycle_stat_add(&self, stat: RecycleStat, val: u64) {
-        // SAFETY: The pool is live (type invariant); the helper compiles to
+        // SAFETY: The pool is live (type invariant) and `stat` the index of
+        // a field of its statistics (checked above); the helper compiles to
         // nothing without statistics.
         unsafe { bindings::page_pool_recycle_stat_add(self.as_ptr(), stat as u32, val) };
     }
