@@ -228,8 +228,15 @@ pub enum RecycleStat {
 const _: () = {
     use core::mem::{offset_of, size_of};
     type S = bindings::page_pool_recycle_stats;
-    let _: fn(&S) -> [&u64; 5] =
-        |s| [&s.cached, &s.cache_full, &s.ring, &s.ring_full, &s.released_refcnt];
+    let _: fn(&S) -> [&u64; 5] = |s| {
+        [
+            &s.cached,
+            &s.cache_full,
+            &s.ring,
+            &s.ring_full,
+            &s.released_refcnt,
+        ]
+    };
     assert!(size_of::<S>() == 5 * 8);
     assert!(offset_of!(S, cached) == RecycleStat::Cached as usize * 8);
     assert!(offset_of!(S, cache_full) == RecycleStat::CacheFull as usize * 8);
@@ -483,7 +490,8 @@ impl<'a> AllocCache<'a> {
     pub fn ring_consume(&mut self) -> Option<Recyclable<'a>> {
         // SAFETY: The pool is live and its consumer context ours (type
         // invariant); the entry taken is the caller's now.
-        let netmem = unsafe { bindings::__ptr_ring_consume(self.pool.ring()) } as bindings::netmem_ref;
+        let netmem =
+            unsafe { bindings::__ptr_ring_consume(self.pool.ring()) } as bindings::netmem_ref;
         // INVARIANT: A non-zero entry is a page the ring owned, and only a
         // `Recyclable` goes into a ring.
         (netmem != 0).then(|| Recyclable(Netmem::owned(netmem)))
