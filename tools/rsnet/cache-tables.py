@@ -7,7 +7,10 @@ the counts of the cache model (RESULTS/cache.tsv, tools/rsnet/cacheplugin)
 and prints, in reStructuredText, for each row of the fq, fqscale and
 page_pool tables: instructions, data accesses and L1d/L2/LLC misses per
 packet (page_pool: per alloc + put), C and Rust, medians of the rounds,
-with ratios, and bytes per flow where the row has them. Writes
+with ratios, and bytes per flow where the row has them; for the rows
+where Rust misses more, the functions whose accesses miss, and for the
+rows where Rust executes more instructions, the functions that execute
+them. Writes
 RESULTS/cache-plot.dat (misses per packet against flows, fqscale's
 default-bucket rows) for bench-plot.sh.
 """
@@ -28,6 +31,7 @@ LEVELS = ("l1", "l2", "llc")
 def load(res):
     counts = {}
     pcs = defaultdict(list)  # id -> [(address, l1, l2, llc)]
+    ins = defaultdict(list)  # id -> [(block address, instructions)]
     lost = 0
     with open(f"{res}/cache.tsv") as f:
         for line in f:
@@ -41,6 +45,9 @@ def load(res):
                 continue
             if w[0] == "pc":
                 pcs[int(w[1])].append((int(w[2], 16), int(w[3]), int(w[4]), int(w[5])))
+                continue
+            if w[0] == "ins":
+                ins[int(w[1])].append((int(w[2], 16), int(w[3])))
                 continue
             counts[int(w[0])] = dict(zip(("enters", "acc", "st", "l1", "l2", "llc"), map(int, w[1:])))
     runs = defaultdict(lambda: {"acc": 0, "l1": 0, "l2": 0, "llc": 0, "enters": 0,
@@ -61,7 +68,7 @@ def load(res):
             meta[key] = (int(pkts or 0), float(ns or 0), bpf)
             if (table, row) not in order:
                 order.append((table, row))
-    return runs, meta, order, lost, pcs
+    return runs, meta, order, lost, pcs, ins
 
 
 def short(name):
@@ -140,11 +147,13 @@ def miss_ratio(r, c):
 
 def main():
     res = sys.argv[1]
-    runs, meta, order, lost, pcs = load(res)
+    runs, meta, order, lost, pcs, ins = load(res)
     syms = Symbols(res)
     # (table, row, impl) -> function -> [l1, l2, llc] summed, and packets
     by_fn = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
     fn_pkts = defaultdict(int)
+    # (table, row, impl) -> function -> instructions summed
+    ins_fn = defaultdict(lambda: defaultdict(int))
     for key, r in runs.items():
         pkts = meta[key][0]
         if pkts <= 0:
@@ -157,6 +166,8 @@ def main():
                 e[0] += l1
                 e[1] += l2
                 e[2] += llc
+            for addr, n in ins.get(mid % 4096, ()):
+                ins_fn[k3][syms.name(mid, addr)] += n
     per = defaultdict(lambda: defaultdict(list))  # (table,row,impl) -> key -> values
     for (table, row, impl, rnd), r in runs.items():
         pkts, ns, bpf = meta[(table, row, impl, rnd)]
@@ -232,7 +243,34 @@ def main():
             say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
                 f"``{short(name)}`` {m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}" for name, m in fns))
         say("")
+    # Where the instructions are: for each row where Rust executes more
+    # instructions than C, the functions that execute the most of them.
+    if not ins:
+        print("\n".join(out))
+        return write_plot(res, order, per)
+    say("Where the instructions are, for each row where Rust executes more than C:")
+    say("the functions (the translation blocks that start in them) with the most")
+    say("instructions per packet; C, then Rust.")
+    say("")
+    for table, row in order:
+        c, r = per[(table, row, "c")], per[(table, row, "rust")]
+        if not med(r["ins"]) > med(c["ins"]):
+            continue
+        say(f"{TITLES[table].split(':')[0]}, {row} "
+            f"({med(r['ins']) - med(c['ins']):.1f} more a packet):")
+        say("")
+        for impl in ("c", "rust"):
+            k3 = (table, row, impl)
+            fns = sorted(ins_fn[k3].items(), key=lambda kv: -kv[1])[:8]
+            n = fn_pkts[k3] or 1
+            say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
+                f"``{short(name)}`` {m / n:.1f}" for name, m in fns))
+        say("")
     print("\n".join(out))
+    write_plot(res, order, per)
+
+
+def write_plot(res, order, per):
     # Misses per packet against flows: fqscale's rows "N flows".
     with open(f"{res}/cache-plot.dat", "w") as f:
         for table, row in order:

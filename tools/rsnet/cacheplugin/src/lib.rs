@@ -26,7 +26,9 @@
 //! icount QEMU delivers interrupts between translation blocks, and a mark
 //! whose load starts the next block is counted as lost.) At exit the plugin
 //! writes, per region number, the times it was entered, the accesses, the
-//! stores and the misses of each level, summed over the vCPUs.
+//! stores and the misses of each level, summed over the vCPUs; and, per
+//! region, the instructions executed by each translation block started
+//! inside it, by the block's address (which function they are in).
 //!
 //! Under `-icount shift=0` the guest runs the same instructions in the
 //! same order in every run, so two runs give the same counts.
@@ -37,8 +39,8 @@ use qemu_plugin_sys::{
     qemu_plugin_insn_size, qemu_plugin_insn_vaddr, qemu_plugin_mem_is_store, qemu_plugin_mem_rw,
     qemu_plugin_mem_size_shift, qemu_plugin_meminfo_t, qemu_plugin_register_atexit_cb,
     qemu_plugin_register_vcpu_insn_exec_cb, qemu_plugin_register_vcpu_mem_cb,
-    qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb, qemu_plugin_tb_get_insn,
-    qemu_plugin_tb_n_insns, QEMU_PLUGIN_VERSION,
+    qemu_plugin_register_vcpu_tb_exec_cb, qemu_plugin_register_vcpu_tb_trans_cb, qemu_plugin_tb,
+    qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns, qemu_plugin_tb_vaddr, QEMU_PLUGIN_VERSION,
 };
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -116,6 +118,8 @@ struct Vcpu {
     counts: Vec<Counts>,
     /// Misses per (region, instruction address), per level.
     by_pc: HashMap<(usize, u64), [u64; 3]>,
+    /// Instructions executed per (region, translation block address).
+    ins_by_tb: HashMap<(usize, u64), u64>,
 }
 
 impl Vcpu {
@@ -127,6 +131,7 @@ impl Vcpu {
             active: None,
             counts: vec![Counts::default(); MAX_IDS],
             by_pc: HashMap::new(),
+            ins_by_tb: HashMap::new(),
         }
     }
 
@@ -228,6 +233,50 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     if mark.is_some() {
         state().lost.fetch_add(1, Ordering::Relaxed);
     }
+    // SAFETY: As above; the user data is the block's address and size
+    // packed into one word, not a pointer.
+    unsafe {
+        qemu_plugin_register_vcpu_tb_exec_cb(
+            tb,
+            Some(on_tb_exec),
+            qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
+            pack_tb(qemu_plugin_tb_vaddr(tb), n) as *mut c_void,
+        );
+    }
+}
+
+/// A block's address and instruction count in one word: x86-64 virtual
+/// addresses are 48 bits, sign-extended, so the count (at most 512 a
+/// block) fits in the top 16 bits.
+fn pack_tb(vaddr: u64, n: usize) -> usize {
+    ((vaddr & ((1 << 48) - 1)) | ((n as u64) << 48)) as usize
+}
+
+/// The address and count [`pack_tb`] packed.
+fn unpack_tb(word: usize) -> (u64, u64) {
+    let w = word as u64;
+    (((w << 16) as i64 >> 16) as u64, w >> 48)
+}
+
+/// A block starts on `vcpu`: inside a region, its instructions count for
+/// the function it starts in (a block ends at the first branch, so nearly
+/// always in the same function).
+unsafe extern "C" fn on_tb_exec(vcpu: c_uint, word: *mut c_void) {
+    let st = state();
+    let Some(active) = st.active.get(vcpu as usize) else {
+        return;
+    };
+    let id = active.load(Ordering::Relaxed);
+    if id == 0 {
+        return;
+    }
+    let (pc, n) = unpack_tb(word as usize);
+    let mut g = st.vcpus[vcpu as usize]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(v) = g.as_mut() {
+        *v.ins_by_tb.entry((id - 1, pc)).or_default() += n;
+    }
 }
 
 unsafe extern "C" fn on_mark(vcpu: c_uint, kind: *mut c_void) {
@@ -303,6 +352,7 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
     let st = state();
     let mut sum = vec![Counts::default(); MAX_IDS];
     let mut by_pc: HashMap<(usize, u64), [u64; 3]> = HashMap::new();
+    let mut ins_by_tb: HashMap<(usize, u64), u64> = HashMap::new();
     for slot in &st.vcpus {
         let g = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(v) = g.as_ref() {
@@ -319,6 +369,9 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
                 for l in 0..3 {
                     e[l] += m[l];
                 }
+            }
+            for (k, n) in &v.ins_by_tb {
+                *ins_by_tb.entry(*k).or_default() += n;
             }
         }
     }
@@ -346,6 +399,14 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
         if last.1 <= 64 {
             text += &format!("pc {id} {pc:x} {} {} {}\n", m[0], m[1], m[2]);
         }
+    }
+    // Per region, every block's instructions (cache-tables.py sums them
+    // by function).
+    text += "# ins id block_address instructions\n";
+    let mut tbs: Vec<_> = ins_by_tb.into_iter().collect();
+    tbs.sort_unstable();
+    for ((id, pc), n) in tbs {
+        text += &format!("ins {id} {pc:x} {n}\n");
     }
     text += &format!(
         "lost {}\ntbs {}\nmarks {}\n",
