@@ -236,38 +236,37 @@ def main():
             continue
         say(f"{TITLES[table].split(':')[0]}, {row} (Rust misses more at {', '.join(worse)}):")
         say("")
-        for impl in ("c", "rust"):
-            k3 = (table, row, impl)
-            fns = sorted(by_fn[k3].items(), key=lambda kv: -kv[1][0])[:8]
-            n = fn_pkts[k3] or 1
-            say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
-                f"``{short(name)}`` {m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}" for name, m in fns))
-        say("")
+        top_functions(say, table, row, by_fn, fn_pkts, lambda m: m[0],
+                      lambda m, n: f"{m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}")
     # Where the instructions are: for each row where Rust executes more
     # instructions than C, the functions that execute the most of them.
-    if not ins:
-        print("\n".join(out))
-        return write_plot(res, order, per)
-    say("Where the instructions are, for each row where Rust executes more than C:")
-    say("the functions (the translation blocks that start in them) with the most")
-    say("instructions per packet; C, then Rust.")
-    say("")
-    for table, row in order:
-        c, r = per[(table, row, "c")], per[(table, row, "rust")]
-        if not med(r["ins"]) > med(c["ins"]):
-            continue
-        say(f"{TITLES[table].split(':')[0]}, {row} "
-            f"({med(r['ins']) - med(c['ins']):.1f} more a packet):")
+    if ins:
+        say("Where the instructions are, for each row where Rust executes more than C:")
+        say("the functions (the translation blocks that start in them) with the most")
+        say("instructions per packet; C, then Rust.")
         say("")
-        for impl in ("c", "rust"):
-            k3 = (table, row, impl)
-            fns = sorted(ins_fn[k3].items(), key=lambda kv: -kv[1])[:8]
-            n = fn_pkts[k3] or 1
-            say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
-                f"``{short(name)}`` {m / n:.1f}" for name, m in fns))
-        say("")
+        for table, row in order:
+            c, r = per[(table, row, "c")], per[(table, row, "rust")]
+            if not med(r["ins"]) > med(c["ins"]):
+                continue
+            say(f"{TITLES[table].split(':')[0]}, {row} "
+                f"({med(r['ins']) - med(c['ins']):.1f} more a packet):")
+            say("")
+            top_functions(say, table, row, ins_fn, fn_pkts, lambda m: m,
+                          lambda m, n: f"{m / n:.1f}")
     print("\n".join(out))
     write_plot(res, order, per)
+
+
+def top_functions(say, table, row, by_fn, fn_pkts, weight, fmt):
+    """The eight functions of most `weight`, per packet, C then Rust."""
+    for impl in ("c", "rust"):
+        k3 = (table, row, impl)
+        fns = sorted(by_fn[k3].items(), key=lambda kv: -weight(kv[1]))[:8]
+        n = fn_pkts[k3] or 1
+        say(f"- {'C' if impl == 'c' else 'Rust'}: " + "; ".join(
+            f"``{short(name)}`` {fmt(m, n)}" for name, m in fns))
+    say("")
 
 
 def write_plot(res, order, per):
