@@ -22,7 +22,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::c_str;
 use kernel::net::page_pool::{
     self, AllocCache, AllocStat, BulkPages, Hook, Netmem, PagePool, Recyclable, RecycleStat,
-    PP_ALLOC_CACHE_REFILL,
+    RingProducerLock, PP_ALLOC_CACHE_REFILL,
 };
 use kernel::prelude::*;
 use kernel::sysctl::{self, Entry, Handler, Scope, Values};
@@ -91,9 +91,14 @@ impl RustPath {
 
     /// Recycles a synced page: alloc cache, else ring.
     #[inline(always)]
-    fn recycle<'a>(pool: &'a PagePool, netmem: Recyclable<'a>, mut cache: Option<AllocCache<'a>>) {
+    fn recycle<'a>(
+        pool: &'a PagePool,
+        netmem: Recyclable<'a>,
+        mut cache: Option<AllocCache<'a>>,
+        mut ring: RingProducerLock<'a>,
+    ) {
         if let Some(netmem) = Self::recycle_direct(pool, netmem, cache.as_mut()) {
-            Self::recycle_in_ring(pool, netmem);
+            Self::recycle_in_ring(pool, netmem, &mut ring);
         }
     }
 
@@ -106,17 +111,22 @@ impl RustPath {
         netmem: Recyclable<'a>,
         dma_sync_size: u32,
         cache: Option<AllocCache<'a>>,
+        ring: RingProducerLock<'a>,
     ) {
         pool.dma_sync_for_device(&netmem, dma_sync_size);
-        Self::recycle(pool, netmem, cache);
+        Self::recycle(pool, netmem, cache, ring);
     }
 
     /// `page_pool_recycle_in_ring()`, or the page allocator if the ring is
     /// full. Out of line: the lock code would otherwise cost the direct
     /// recycle path its registers.
     #[inline(never)]
-    fn recycle_in_ring<'a>(pool: &'a PagePool, netmem: Recyclable<'a>) {
-        let mut ring = pool.ring_producer();
+    fn recycle_in_ring<'a>(
+        pool: &'a PagePool,
+        netmem: Recyclable<'a>,
+        lock: &mut RingProducerLock<'a>,
+    ) {
+        let mut ring = lock.lock(pool);
         match ring.produce(netmem) {
             Ok(()) => {
                 pool.recycle_stat_inc(RecycleStat::Ring);
@@ -195,14 +205,15 @@ impl Hook for RustPath {
         netmem: Netmem<'a>,
         dma_sync_size: u32,
         cache: Option<AllocCache<'a>>,
+        ring: RingProducerLock<'a>,
     ) {
         let Some(netmem) = Self::recyclable(pool, netmem) else {
             return;
         };
         if pool.dma_sync() {
-            Self::sync_and_recycle(pool, netmem, dma_sync_size, cache);
+            Self::sync_and_recycle(pool, netmem, dma_sync_size, cache, ring);
         } else {
-            Self::recycle(pool, netmem, cache);
+            Self::recycle(pool, netmem, cache, ring);
         }
     }
 
@@ -210,13 +221,14 @@ impl Hook for RustPath {
         pool: &'a PagePool,
         pages: &mut BulkPages<'a>,
         mut cache: Option<AllocCache<'a>>,
+        mut lock: RingProducerLock<'a>,
     ) {
         while let Some(netmem) = pages.take_next() {
             if let Some(netmem) = Self::put_page(pool, netmem, u32::MAX, cache.as_mut()) {
                 // Each taken page frees a slot, so keeping one cannot fail;
                 // were it to, the page would still go to the ring alone.
                 if let Err(netmem) = pages.keep(netmem) {
-                    Self::recycle_in_ring(pool, netmem);
+                    Self::recycle_in_ring(pool, netmem, &mut lock);
                 }
             }
         }
@@ -225,7 +237,7 @@ impl Hook for RustPath {
         }
         // Bulk into the ring under one lock; what does not fit is released
         // after unlocking, since freeing pages can be slow.
-        let mut ring = pool.ring_producer();
+        let mut ring = lock.lock(pool);
         let mut queued = 0;
         let mut kept = pages.drain_kept();
         let mut overflow = None;

@@ -377,26 +377,45 @@ impl PagePool {
     pub fn recycle_stat_inc(&self, stat: RecycleStat) {
         self.recycle_stat_add(stat, 1);
     }
+}
 
-    /// Locks the producer side of the pool's ring
-    /// (`page_pool_producer_lock()`).
+/// The right to lock the producer side of the ring of a put call's pool:
+/// one per call, and [`RingProducerLock::lock`] borrows it for as long as
+/// the lock is held, so a hook cannot take the (non-recursive) lock twice.
+/// A refill is not given one: C's refill never takes the producer lock.
+///
+/// # Invariants
+///
+/// Exists only inside a put call of a hook (made by `Adapter`), once per call;
+/// it cannot leave the call.
+pub struct RingProducerLock<'a> {
+    _p: PhantomData<(&'a PagePool, *mut ())>,
+}
+
+impl<'a> RingProducerLock<'a> {
+    /// Locks the producer side of `pool`'s ring
+    /// (`page_pool_producer_lock()`); unlocked when the guard drops.
     #[inline]
-    pub fn ring_producer(&self) -> RingProducer<'_> {
+    pub fn lock<'r>(&'r mut self, pool: &'a PagePool) -> RingProducer<'r, 'a> {
         RingProducer {
-            pool: self,
-            // SAFETY: The pool is live (type invariant).
-            in_softirq: unsafe { bindings::page_pool_producer_lock(self.as_ptr()) },
+            pool,
+            // SAFETY: The pool is live (type invariant); no other guard of
+            // this call holds its lock (`self` is borrowed by the one made
+            // here), and no other call runs on this CPU inside the hook.
+            in_softirq: unsafe { bindings::page_pool_producer_lock(pool.as_ptr()) },
+            _lock: PhantomData,
         }
     }
 }
 
 /// The producer side of a pool's ring, locked; unlocked on drop.
-pub struct RingProducer<'a> {
+pub struct RingProducer<'r, 'a> {
     pool: &'a PagePool,
     in_softirq: bool,
+    _lock: PhantomData<&'r mut RingProducerLock<'a>>,
 }
 
-impl<'a> RingProducer<'a> {
+impl<'a> RingProducer<'_, 'a> {
     /// Queues `netmem` in the ring, or hands it back if the ring is full
     /// (`__ptr_ring_produce()`).
     #[inline]
@@ -414,10 +433,10 @@ impl<'a> RingProducer<'a> {
     }
 }
 
-impl Drop for RingProducer<'_> {
+impl Drop for RingProducer<'_, '_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: `PagePool::ring_producer` locked it, and the flag says how.
+        // SAFETY: `RingProducerLock::lock` locked it, and the flag says how.
         unsafe { bindings::page_pool_producer_unlock(self.pool.as_ptr(), self.in_softirq) };
     }
 }
@@ -639,17 +658,24 @@ pub trait Hook: 'static {
 
     /// Recycles or releases `netmem`, whose last reference the pool's user
     /// dropped (`page_pool_put_unrefed_netmem()`). `cache` is given when
-    /// direct recycling into the alloc cache is allowed.
+    /// direct recycling into the alloc cache is allowed; `ring` locks the
+    /// ring's producer side.
     fn put_unrefed<'a>(
         pool: &'a PagePool,
         netmem: Netmem<'a>,
         dma_sync_size: u32,
         cache: Option<AllocCache<'a>>,
+        ring: RingProducerLock<'a>,
     );
 
     /// Recycles or releases a batch (`page_pool_put_page_bulk()`). What
     /// the hook leaves in `pages` is released when it returns.
-    fn put_bulk<'a>(pool: &'a PagePool, pages: &mut BulkPages<'a>, cache: Option<AllocCache<'a>>);
+    fn put_bulk<'a>(
+        pool: &'a PagePool,
+        pages: &mut BulkPages<'a>,
+        cache: Option<AllocCache<'a>>,
+        ring: RingProducerLock<'a>,
+    );
 }
 
 struct Adapter<T: Hook>(PhantomData<T>);
@@ -702,6 +728,8 @@ impl<T: Hook> Adapter<T> {
             Netmem::owned(netmem),
             dma_sync_size,
             Self::cache(pool, allow_direct),
+            // INVARIANT: One for this call.
+            RingProducerLock { _p: PhantomData },
         );
     }
 
@@ -727,7 +755,9 @@ impl<T: Hook> Adapter<T> {
             drained: 0,
             _p: PhantomData,
         };
-        T::put_bulk(pool, &mut pages, Self::cache(pool, allow_direct));
+        // INVARIANT: One ring lock for this call.
+        let ring = RingProducerLock { _p: PhantomData };
+        T::put_bulk(pool, &mut pages, Self::cache(pool, allow_direct), ring);
         // What the hook left is released here (`BulkPages::drop`), even if
         // the hook forgot its `&mut`.
         drop(pages);

@@ -1,7 +1,7 @@
 // expect: ok
 // A page pool hook may drop what it is given: a dropped page is released to its pool, and what put_bulk leaves is released after it.
 use kernel::c_str;
-use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
+use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool, RingProducerLock};
 use kernel::prelude::*;
 
 module! {
@@ -36,6 +36,7 @@ impl Hook for Cf {
         netmem: Netmem<'a>,
         _dma_sync_size: u32,
         _cache: Option<AllocCache<'a>>,
+        _ring: RingProducerLock<'a>,
     ) {
         let _ = netmem;
     }
@@ -44,6 +45,7 @@ impl Hook for Cf {
         _pool: &'a PagePool,
         pages: &mut BulkPages<'a>,
         _cache: Option<AllocCache<'a>>,
+        _ring: RingProducerLock<'a>,
     ) {
         let _ = pages.take_next();
         core::mem::forget(pages);

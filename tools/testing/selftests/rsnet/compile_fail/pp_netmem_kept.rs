@@ -1,7 +1,7 @@
 // expect: E0521
 // A page pool hook cannot keep a page past its call (to recycle it later, perhaps into another pool).
 use kernel::c_str;
-use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool};
+use kernel::net::page_pool::{AllocCache, BulkPages, Hook, Netmem, PagePool, RingProducerLock};
 use kernel::prelude::*;
 
 module! {
@@ -37,6 +37,7 @@ impl Hook for Cf {
         netmem: Netmem<'a>,
         _dma_sync_size: u32,
         _cache: Option<AllocCache<'a>>,
+        _ring: RingProducerLock<'a>,
     ) {
         keep(netmem);
     }
@@ -45,6 +46,7 @@ impl Hook for Cf {
         _pool: &'a PagePool,
         _pages: &mut BulkPages<'a>,
         _cache: Option<AllocCache<'a>>,
+        _ring: RingProducerLock<'a>,
     ) {
     }
 }
