@@ -28,7 +28,7 @@ MAKE=(make -C "$src" O="$build" LLVM="$RSNET_LLVM" -j"$(nproc)")
 
 key=$( {
 	echo "$srcver $KCONFIG"
-	rustc --version; "clang$RSNET_LLVM" --version | head -1; bindgen --version; echo "$LIBCLANG_PATH"
+	rustc --version; "clang$LLVM_SUFFIX" --version | head -1; bindgen --version; echo "$LIBCLANG_PATH"
 	cat "$0" "${frags[@]}"
 	cd "$RSNET_TOP" && find patches rust -type f | LC_ALL=C sort | xargs -r sha256sum
 } | sha256sum | cut -d' ' -f1)
