@@ -1,21 +1,29 @@
 #!/bin/bash
-# Runs inside the test VM for `make bench` (see bench.sh): each measurement
+# Runs inside a VM for `make bench` (see bench.sh): each measurement
 # alternates C and Rust (or off and on) for ROUNDS rounds; the table has
-# medians and the ratio.
+# medians and the ratio. Appends its tables to $RSNET_RESULTS/bench.rst.
+#
+#   guest-bench.sh ROUNDS BENCH marked|unmarked
+#
+# marked: the rows the cache model measures (page_pool_bench, fq_bench),
+# in detvm.sh's guest, which repeats exactly; unmarked: the others
+# (pktgen, XDP, NUMA, iperf3, watchdog wakeups), in vm.sh's.
 set -u
 ROUNDS=${1:-5}
 # Which parts to run (make bench BENCH=page_pool,fq); all by default.
 BENCH=${2:-page_pool,tcp,fq,fqscale}
+ROWS=${3:?marked or unmarked}
 want() { [[ ",$BENCH," == *",$1,"* ]]; }
+marked() { [ "$ROWS" = marked ]; }
 res=$RSNET_RESULTS
 SELF=$RSNET_TOP/tools/testing/selftests/rsnet
 export BASE_DIR=$RSNET_KSRC/tools/testing/selftests
 . "$SELF/lib.sh"
 out=$res/bench.rst
-: >"$out"
 say() { echo "$*" | tee -a "$out"; }
-med() { python3 -c "import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
-ratio() { python3 -c "import sys; a,b=map(float,sys.argv[1:]); print(f'{a/b:.3f}' if b else 'n/a')" "$1" "$2"; }
+# med VALUE...: the median; ratio A B: A/B to three places.
+med() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0) printf "%.3f\n", a / b; else print "n/a"}'; }
 # plot.tsv, for bench-plot.sh: one line per C-vs-Rust row,
 #   row LABEL<TAB>ns|pps<TAB>C values<TAB>Rust values   (round by round)
 # and one per timer_slack point of the wakeup sweep,
@@ -29,10 +37,9 @@ a_first() { (($1 % 2)); }
 #   ID<TAB>TABLE<TAB>ROW<TAB>IMPL<TAB>ROUND<TAB>PACKETS<TAB>NS<TAB>BYTES/FLOW
 # (a row may have several regions a run: page_pool's xcpu has two).
 MARK=0
-# The kernel's and the measured modules' text symbols, for the cache
-# model's misses by function: the kernel's once, the modules' (which move
-# at every load) after each run, while still loaded, in syms-ID.txt.
-awk '$2 ~ /^[tT]$/ && NF == 3' /proc/kallsyms >"$res/syms-kernel.txt"
+# The measured modules' text symbols, for the cache model's misses by
+# function: after each run, while still loaded (they move at every load),
+# in syms-ID.txt. The kernel's are detvm.sh's (System.map).
 mod_syms() { # ID [COUNT]: the modules' symbols for regions ID..ID+COUNT-1
 	local i
 	awk '$2 ~ /^[tT]$/ && $4 ~ /^\[(sch_fq|sch_fq_rs|page_pool_rs|fq_bench|page_pool_bench)\]$/' \
@@ -42,7 +49,6 @@ mod_syms() { # ID [COUNT]: the modules' symbols for regions ID..ID+COUNT-1
 mark_row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$res/marks.tsv"; }
 
 if want page_pool; then
-# --- page_pool: recycle paths, C against Rust --------------------------------
 # page_pool_bench prints one line per run, e.g.
 # "page_pool_bench: path=c fast_ns=.. fast_cycles=.. ring_ns=.. ..."
 pp_run() { # IMPL [PARAMS] -> the module's result line
@@ -55,6 +61,8 @@ pp_run() { # IMPL [PARAMS] -> the module's result line
 	dmesg | sed -n 's/.*page_pool_bench: //p' | tail -1
 }
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+if marked; then
+# --- page_pool: recycle paths, C against Rust --------------------------------
 # 1,000,000 loops per path: at ~65 ns a fast-path run of the default
 # 100,000 lasts 6.5 ms, short enough for one host hiccup to move it 50 %.
 PP_LOOPS=1000000
@@ -93,6 +101,8 @@ for p in fast ring slow xcpu; do
 done
 say "===========  ==========  ==========  ===========  =========  =========="
 say ""
+fi
+if ! marked; then
 say "page_pool: far NUMA (pool filled on node 0, used from node 1): local pages handed out"
 say ""
 say "=======================  ===========  ========"
@@ -185,8 +195,9 @@ ip netns del ppx
 modprobe -r page_pool_rs 2>/dev/null
 
 fi
+fi
 
-if want tcp; then
+if want tcp && ! marked; then
 # --- tcp_tx_skb_cache: loopback throughput and skb allocations ------------------
 modprobe tcp_tx_skb_cache
 slab=/sys/kernel/slab/skbuff_fclone_cache
@@ -235,6 +246,7 @@ fi
 fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
 
 if want fq; then
+if ! marked; then
 ip link add fqbench type dummy && ip link set fqbench up
 ip addr add 10.66.0.1/24 dev fqbench
 
@@ -274,6 +286,8 @@ done
 say "=========  ===============  ==========  ==========  ============="
 say ""
 
+fi
+if marked; then
 # --- sch_fq: the qdisc alone (fq_bench) ----------------------------------
 # fq_bench calls the root qdisc's enqueue and dequeue of a down device
 # directly: the cost of fq itself, which the pktgen table dilutes in the
@@ -317,7 +331,9 @@ done
 say "=================================  ==========  ==========  ==========="
 say ""
 ip link del fqb0
+fi
 
+if ! marked; then
 # --- sch_fq: watchdog wakeups with many paced flows ------------------------
 # Wakeups are NET_TX softirqs (net_tx_softirqs in lib.sh says why). All
 # hrtimer interrupts, 1000 Hz ticks included, are shown for reference.
@@ -356,6 +372,8 @@ for slack in 0 10us 25us 50us 100us 150us 200us; do
 done
 say "=====  ========  ========  ==========  ==========  ==========  =========="
 say ""
+ip link del fqbench
+fi
 fq_unload_all
 fi
 
@@ -365,7 +383,7 @@ fi
 # first packet creating it. Bytes per flow: what the qdisc holds after the
 # run (SUnreclaim, slab and kmalloc; the qdisc is deleted afterwards) over
 # the flows it made.
-if want fqscale; then
+if want fqscale && marked; then
 ip link add fqb1 type dummy
 sunreclaim() { awk '/^SUnreclaim:/ {print $2}' /proc/meminfo; }
 fqs() { # IMPL FLOWS SOCK MARK [fq options] -> "ns bytes-per-flow packets"
@@ -418,4 +436,3 @@ ip link del fqb1
 fq_unload_all
 fi
 
-say "Reproduce: make bench ROUNDS=$ROUNDS BENCH=$BENCH (one VM boot; C and Rust, off and on, alternate)."

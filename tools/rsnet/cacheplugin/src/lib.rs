@@ -389,7 +389,8 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
     // addresses: cache-tables.py names their functions).
     text += "# pc id address l1_misses l2_misses llc_misses\n";
     let mut pcs: Vec<_> = by_pc.into_iter().collect();
-    pcs.sort_by(|a, b| (a.0 .0, b.1[0]).cmp(&(b.0 .0, a.1[0])));
+    // Ties by address: the file is the same bytes whenever the counts are.
+    pcs.sort_by_key(|&((id, pc), m)| (id, std::cmp::Reverse(m[0]), pc));
     let mut last = (usize::MAX, 0);
     for ((id, pc), m) in pcs {
         if last.0 != id {

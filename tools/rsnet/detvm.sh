@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Boot the benchmark kernel in a QEMU guest that repeats exactly, for the
+# rows of make bench that the cache model measures (the qdisc and the pool
+# alone: fq_bench, page_pool_bench):
+#
+#   detvm.sh OUTDIR ROUNDS BENCH
+#
+# runs guest-bench.sh ROUNDS BENCH marked in the guest and writes the files
+# it leaves in its results directory to OUTDIR, the console to
+# OUTDIR/det-console.log. RSNET_PLUGIN loads a TCG plugin (the cache model).
+#
+# Why not vm.sh: under -icount shift=0 the guest's clock is its instruction
+# count, but virtme-ng's root is the host's file system over 9p, whose
+# requests QEMU's worker threads complete at host-timed points of the
+# guest's instruction stream. Interrupts then land at other places and
+# pages are allocated at other physical addresses each run. This guest has
+# no device that completes on the host's time: its root is an initramfs
+# (busybox, bash, tc, ip, kmod, the modules and the scripts), its output
+# goes through two 16550 UARTs (console and data), the RTC counts guest time
+# from a fixed date, and the CPU has no RDRAND/RDSEED, so the kernel's
+# entropy (boot_id, hash seeds, slab and socket addresses) comes from
+# icount-derived timestamps alone. Two boots run the same instructions,
+# with the same physical addresses, in the same order.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+out=$1 rounds=$2 bench=$3
+build=$(kbuild_dir)
+ksrc=$(ksrc_dir)
+[ -f "$build/arch/x86/boot/bzImage" ] || die "no kernel image in $build: run 'make kernel'"
+moddir=$build/.virtme_mods/lib/modules/0.0.0
+[ -f "$moddir/modules.dep" ] || die "no modules for $build: run modules.sh"
+release=$(cat "$build/include/config/kernel.release")
+log=$LOGDIR/detvm.log
+: >"$log"
+
+# --- the initramfs ------------------------------------------------------
+stage=$RSNET_CACHE/detvm/root
+rm -rf "$stage" && mkdir -p "$stage"/{bin,sbin,lib64,proc,sys,dev,tmp,etc/modprobe.d,results}
+cp /usr/bin/busybox "$stage/bin/"
+for a in sh awk sed grep cat cp mv rm mkdir mktemp mkfifo sort tr seq sleep sync \
+	head tail tee wc cut printf stty mount poweroff ls uname env id dirname basename; do
+	ln -s busybox "$stage/bin/$a"
+done
+# Real tools where busybox's differ: bash (the scripts'), iproute2's tc
+# (every fq option) and ip, kmod's modprobe (modprobe.d "install", which
+# fq_use_rust relies on), util-linux's dmesg (-C).
+for b in /bin/bash /usr/sbin/tc /usr/sbin/ip /usr/bin/kmod /usr/bin/dmesg /bin/false; do
+	[ -x "$b" ] || die "$b is missing (deps.sh installs it)"
+	cp "$b" "$stage/bin/"
+	ldd "$b" | awk '/=> \// {print $3} /^\t\/lib64\// {print $1}'
+done | sort -u | while read -r lib; do
+	mkdir -p "$stage$(dirname "$lib")"
+	cp -L "$lib" "$stage$lib"
+done
+for m in modprobe insmod rmmod lsmod depmod; do ln -s ../bin/kmod "$stage/sbin/$m"; done
+mkdir -p "$stage/usr" && ln -s ../bin "$stage/usr/bin" && ln -s ../sbin "$stage/usr/sbin"
+# The modules, without debug information (their code is unchanged).
+mdst=$stage/lib/modules/$release
+mkdir -p "$mdst"
+cp "$moddir"/modules.* "$mdst/"
+(cd "$moddir" && find -L kernel extra -name '*.ko') | while read -r ko; do
+	mkdir -p "$mdst/$(dirname "$ko")"
+	"llvm-objcopy$LLVM_SUFFIX" --strip-debug "$moddir/$ko" "$mdst/$ko"
+done
+# The scripts, at the paths guest-bench.sh expects.
+top=$stage/rsnet ks=$stage/ksrc
+sel=tools/testing/selftests/rsnet
+mkdir -p "$top/tools/rsnet" "$top/$sel" "$ks/tools/testing/selftests/kselftest"
+cp "$RSNET_TOP/tools/rsnet/guest-bench.sh" "$top/tools/rsnet/"
+cp "$RSNET_TOP/$sel/lib.sh" "$top/$sel/"
+cp "$ksrc/tools/testing/selftests/kselftest/ktap_helpers.sh" "$ks/tools/testing/selftests/kselftest/"
+cp "$RSNET_TOP/tools/rsnet/guest-det-init" "$stage/init"
+# The same bytes each build (times, inode and device numbers, order): the
+# kernel's unpacking of it is part of what must repeat.
+find "$stage" -exec touch -h -d @0 {} +
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible --quiet) \
+	>"$RSNET_CACHE/detvm/initramfs.cpio"
+
+# --- the guest ------------------------------------------------------------
+mkdir -p "$out"
+console=$out/det-console.log data=$RSNET_CACHE/detvm/data.txt
+rm -f "$data"
+plugin=()
+[ -n "${RSNET_PLUGIN:-}" ] && plugin=(-plugin "$RSNET_PLUGIN")
+# As vm.sh's benchmark VM: 2 vCPUs on 2 sockets, a NUMA node (1 GiB) each,
+# QEMU's "max" CPU without CMPXCHG16B (vm.sh says why).
+set +e
+timeout --kill-after=10 "${VM_TIMEOUT:-3000}" qemu-system-x86_64 \
+	-machine pc,i8042=off,vmport=off -accel tcg -icount shift=0,sleep=off -nodefaults -no-reboot \
+	-display none -monitor none \
+	-cpu max,cx16=off,rdrand=off,rdseed=off \
+	-smp 2,sockets=2,cores=1,threads=1 -m 2G \
+	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
+	-numa node,memdev=m0,cpus=0 -numa node,memdev=m1,cpus=1 \
+	-rtc base=2026-01-01T00:00:00,clock=vm \
+	-kernel "$build/arch/x86/boot/bzImage" -initrd "$RSNET_CACHE/detvm/initramfs.cpio" \
+	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 rsnet.rounds=$rounds rsnet.bench=$bench" \
+	-serial "file:$console" -serial "file:$data" "${plugin[@]}" >>"$log" 2>&1
+rc=$?
+set -e
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	die "the deterministic VM timed out after ${VM_TIMEOUT:-3000}s" "$console"
+fi
+[ $rc -eq 0 ] || die "the deterministic VM failed (QEMU exit $rc)" "$log"
+# The data UART: "@@@ NAME" starts a file, "@@@ END STATUS" ends them all.
+tr -d '\r' <"$data" | awk -v dir="$out" '
+	/^@@@ END / { status = $3; done = 1; next }
+	/^@@@ / { f = dir "/" $2; printf "" >f; next }
+	f { print >>f }
+	END { exit done ? status : 99 }' || die "the benchmarks in the deterministic VM failed" "$console"
+# The console has the kernel's warnings and worse (loglevel=5; the
+# benchmarks clear dmesg between runs).
+if grep -E -q 'BUG:|WARNING:|Oops|Kernel panic|UBSAN|general protection|KASAN' "$console"; then
+	die "the kernel logged a splat in the deterministic VM" "$console"
+fi
+# The kernel's text symbols: System.map (no KASLR) is /proc/kallsyms's.
+awk '$2 ~ /^[tT]$/ && NF == 3' "$build/System.map" >"$out/syms-kernel.txt"
