@@ -367,7 +367,7 @@ impl FqSchedData {
     }
 
     /// `fq_dequeue()`.
-    #[inline]
+    #[inline(always)]
     fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<Queued<Fq>> {
         if sch.qlen() == 0 {
             return None;
@@ -811,8 +811,12 @@ impl QdiscOps for Fq {
         // The rest of `fq_classify()`: the flow of `key`, collecting idle
         // flows met on the way; jiffies is read only if one is met, as in
         // C.
+        // The closures own what they use (`move`): captured by reference,
+        // it would be stored on the stack before every lookup, for the
+        // rare one that collects or makes a flow.
         let cfg = &q.cfg;
         let gc_age = q.gc_age;
+        let initial_quantum = cfg.initial_quantum as i32;
         let mut now_j = None;
         let Lookup {
             flow,
@@ -822,24 +826,21 @@ impl QdiscOps for Fq {
         } = q.table.lookup(
             key,
             FQ_GC_MAX,
-            |f| {
+            move |f| {
                 time_after(
                     *now_j.get_or_insert_with(jiffies),
                     f.age.wrapping_add(gc_age),
                 )
             },
-            || {
-                Flow::new(
-                    detached_age(),
-                    own_hash.unwrap_or(0),
-                    cfg.initial_quantum as i32,
-                )
-            },
+            move || Flow::new(detached_age(), own_hash.unwrap_or(0), initial_quantum),
             &Atomic,
         );
-        // C's u32/u64 counters, wrapping as C's do.
-        q.inactive_flows = q.inactive_flows.wrapping_sub(collected);
-        q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
+        // C's u32/u64 counters, wrapping as C's do; most lookups collect
+        // nothing and leave them be.
+        if collected != 0 {
+            q.inactive_flows = q.inactive_flows.wrapping_sub(collected);
+            q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
+        }
         let Some(mut f) = flow else {
             q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
             // Out of memory, C's case: the fast path queue, for a moment.
@@ -902,7 +903,9 @@ impl QdiscOps for Fq {
         status
     }
 
-    #[inline]
+    // Into the adapter's `dequeue` callback, the data path (the control
+    // path's drop to a lowered limit keeps a copy).
+    #[inline(always)]
     fn dequeue(sch: &Qdisc<Self>, q: &mut FqSchedData) -> Option<Queued<Self>> {
         q.fq_dequeue(sch)
     }

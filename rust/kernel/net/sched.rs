@@ -166,7 +166,10 @@ impl<T: QdiscOps> Qdisc<T> {
     /// already at zero means the skb is not counted (a `Queued` kept across
     /// a reset): it is freed rather than sent, so no parent ever sees a
     /// packet leave a qdisc it believes empty.
-    #[inline]
+    ///
+    /// Inlined into the adapter's `dequeue`, the data path: a call there
+    /// costs as much as fq's own bookkeeping of a packet.
+    #[inline(always)]
     fn dequeue_counted(&self, q: &mut T::Data) -> Option<SkBuff> {
         let skb = T::dequeue(self, q)?.0;
         let len = skb.qdisc_pkt_len();
@@ -183,6 +186,14 @@ impl<T: QdiscOps> Qdisc<T> {
             (*p).qstats.backlog = (*p).qstats.backlog.saturating_sub(len);
         }
         Some(skb)
+    }
+
+    /// [`Self::dequeue_counted`] out of line, for the control path
+    /// (dropping to a lowered limit), which need not carry a copy of
+    /// `T::dequeue`.
+    #[inline(never)]
+    fn dequeue_counted_cold(&self, q: &mut T::Data) -> Option<SkBuff> {
+        self.dequeue_counted(q)
     }
 
     /// Counts `skb` as sent (`qdisc_bstats_update()`).

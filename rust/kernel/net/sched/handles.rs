@@ -122,7 +122,11 @@ impl<T: QdiscOps> QdiscLocked<'_, T> {
         // C counts these in `unsigned int`s, wrapping.
         let (mut n, mut len) = (0u32, 0u32);
         while self.0.qlen() > self.0.limit() {
-            let Some(skb) = self.0.take_peeked().or_else(|| self.0.dequeue_counted(q)) else {
+            let Some(skb) = self
+                .0
+                .take_peeked()
+                .or_else(|| self.0.dequeue_counted_cold(q))
+            else {
                 break;
             };
             n = n.wrapping_add(1);
