@@ -7,9 +7,10 @@
 #   make vm       interactive shell in the test VM (make vm CMD='...' runs one)
 #   make kernel   only prepare and build the test kernel (cached)
 #   make modules  only build the out-of-tree modules
-#   make bench    C vs Rust, on vs off, in one VM boot (ROUNDS=5,
-#                 BENCH=page_pool,tcp,fq,fqscale picks the parts; cache
-#                 misses per packet from a TCG cache model, CACHE=0: without)
+#   make bench    C vs Rust, on vs off (ROUNDS=5, BENCH=page_pool,tcp,
+#                 fq,fqscale picks the parts; cache misses per packet from
+#                 a TCG cache model, CACHE=0: without; REPEAT=1: the rows
+#                 of the model run twice and must agree to the last count)
 #   make oracle   C fq against Rust fq on the same scripts, at scale
 #                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
 #   make fuzz     random fq netlink requests, C against Rust, at scale

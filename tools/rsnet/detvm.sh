@@ -31,12 +31,15 @@ ksrc=$(ksrc_dir)
 moddir=$build/.virtme_mods/lib/modules/0.0.0
 [ -f "$moddir/modules.dep" ] || die "no modules for $build: run modules.sh"
 release=$(cat "$build/include/config/kernel.release")
-log=$LOGDIR/detvm.log
-: >"$log"
+# A directory of this run's own: two runs may overlap.
+mkdir -p "$RSNET_CACHE/detvm"
+work=$(mktemp -d "$RSNET_CACHE/detvm/run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log=$work/qemu.log
 
 # --- the initramfs ------------------------------------------------------
-stage=$RSNET_CACHE/detvm/root
-rm -rf "$stage" && mkdir -p "$stage"/{bin,sbin,lib64,proc,sys,dev,tmp,etc/modprobe.d,results}
+stage=$work/root
+mkdir -p "$stage"/{bin,sbin,lib64,proc,sys,dev,tmp,etc/modprobe.d,results}
 cp /usr/bin/busybox "$stage/bin/"
 for a in sh awk sed grep cat cp mv rm mkdir mktemp mkfifo sort tr seq sleep sync \
 	head tail tee wc cut printf stty mount poweroff ls uname env id dirname basename; do
@@ -75,16 +78,16 @@ cp "$RSNET_TOP/tools/rsnet/guest-det-init" "$stage/init"
 # kernel's unpacking of it is part of what must repeat.
 find "$stage" -exec touch -h -d @0 {} +
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible --quiet) \
-	>"$RSNET_CACHE/detvm/initramfs.cpio"
+	>"$work/initramfs.cpio"
 
 # --- the guest ------------------------------------------------------------
 mkdir -p "$out"
-console=$out/det-console.log data=$RSNET_CACHE/detvm/data.txt
-rm -f "$data"
+console=$out/det-console.log data=$work/data.txt
 plugin=()
 [ -n "${RSNET_PLUGIN:-}" ] && plugin=(-plugin "$RSNET_PLUGIN")
 # As vm.sh's benchmark VM: 2 vCPUs on 2 sockets, a NUMA node (1 GiB) each,
-# QEMU's "max" CPU without CMPXCHG16B (vm.sh says why).
+# QEMU's "max" CPU without CMPXCHG16B, the TSC as the clocksource (vm.sh
+# says why).
 set +e
 timeout --kill-after=10 "${VM_TIMEOUT:-3000}" qemu-system-x86_64 \
 	-machine pc,i8042=off,vmport=off -accel tcg -icount shift=0,sleep=off -nodefaults -no-reboot \
@@ -94,15 +97,18 @@ timeout --kill-after=10 "${VM_TIMEOUT:-3000}" qemu-system-x86_64 \
 	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 	-numa node,memdev=m0,cpus=0 -numa node,memdev=m1,cpus=1 \
 	-rtc base=2026-01-01T00:00:00,clock=vm \
-	-kernel "$build/arch/x86/boot/bzImage" -initrd "$RSNET_CACHE/detvm/initramfs.cpio" \
-	-append "console=ttyS0 loglevel=5 nokaslr panic=-1 rsnet.rounds=$rounds rsnet.bench=$bench" \
+	-kernel "$build/arch/x86/boot/bzImage" -initrd "$work/initramfs.cpio" \
+	-append "console=ttyS0 loglevel=5 tsc=reliable nokaslr panic=-1 rsnet.rounds=$rounds rsnet.bench=$bench" \
 	-serial "file:$console" -serial "file:$data" "${plugin[@]}" >>"$log" 2>&1
 rc=$?
 set -e
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	die "the deterministic VM timed out after ${VM_TIMEOUT:-3000}s" "$console"
 fi
-[ $rc -eq 0 ] || die "the deterministic VM failed (QEMU exit $rc)" "$log"
+if [ $rc -ne 0 ]; then
+	cp "$log" "$out/det-qemu.log"
+	die "the deterministic VM failed (QEMU exit $rc)" "$out/det-qemu.log"
+fi
 # The data UART: "@@@ NAME" starts a file, "@@@ END STATUS" ends them all.
 tr -d '\r' <"$data" | awk -v dir="$out" '
 	/^@@@ END / { status = $3; done = 1; next }

@@ -73,6 +73,13 @@ elif [ "${RSNET_ICOUNT:-0}" = 1 ]; then
 	# RSNET_PLUGIN (make bench): a TCG plugin and its arguments, e.g. the
 	# cache model (tools/rsnet/cacheplugin), "file=LIB,out=FILE".
 	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=${RSNET_ICOUNT_SHIFT:-0},sleep=off${RSNET_PLUGIN:+ -plugin $RSNET_PLUGIN}")
+	# The TSC as the clocksource, as on a server: under icount every
+	# vCPU's TSC is the one instruction clock. Without tsc=reliable Linux
+	# assumes that a multi-socket non-Intel machine (QEMU's "max" is
+	# AuthenticAMD, without the invariant-TSC flag) has unsynchronized
+	# TSCs and falls back to the HPET, a read of which costs ~100
+	# instructions more a ktime_get() (fq reads the clock per packet).
+	args+=(--append tsc=reliable)
 else
 	# One host thread runs both vCPUs (thread=single): with a thread per
 	# vCPU, QEMU 7.2 let a vCPU run a stale int3 of a text_poke_bp() that
