@@ -39,7 +39,7 @@ def load(res):
             if not w or w[0].startswith("#"):
                 continue
             if w[0] == "lost":
-                lost = int(w[1])
+                lost += int(w[1])
                 continue
             if w[0] in ("tbs", "marks"):
                 continue
@@ -240,15 +240,17 @@ def main():
                       lambda m, n: f"{m[0] / n:.3f}/{m[1] / n:.3f}/{m[2] / n:.3f}")
     # Where the instructions are: for each row where Rust executes more
     # instructions than C, the functions that execute the most of them.
-    if ins:
+    more = [(table, row) for table, row in order
+            if med(per[(table, row, "rust")]["ins"]) > med(per[(table, row, "c")]["ins"])]
+    if ins and not more:
+        say("Rust executes at most C's instructions on every row.")
+    elif ins:
         say("Where the instructions are, for each row where Rust executes more than C:")
         say("the functions (the translation blocks that start in them) with the most")
         say("instructions per packet; C, then Rust.")
         say("")
-        for table, row in order:
+        for table, row in more:
             c, r = per[(table, row, "c")], per[(table, row, "rust")]
-            if not med(r["ins"]) > med(c["ins"]):
-                continue
             say(f"{TITLES[table].split(':')[0]}, {row} "
                 f"({med(r['ins']) - med(c['ins']):.1f} more a packet):")
             say("")

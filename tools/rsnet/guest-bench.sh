@@ -21,8 +21,15 @@ export BASE_DIR=$RSNET_KSRC/tools/testing/selftests
 . "$SELF/lib.sh"
 out=$res/bench.rst
 say() { echo "$*" | tee -a "$out"; }
-# med VALUE...: the median; ratio A B: A/B to three places.
-med() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# med VALUE...: the median (an empty value, a failed run, fails the
+# benchmarks); ratio A B: A/B to three places.
+fail=0
+med() {
+	local v
+	for v in "$@"; do [ -n "$v" ] || fail=1; done
+	printf '%s\n' "$@" | sort -g |
+		awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.15g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0) printf "%.3f\n", a / b; else print "n/a"}'; }
 # plot.tsv, for bench-plot.sh: one line per C-vs-Rust row,
 #   row LABEL<TAB>ns|pps<TAB>C values<TAB>Rust values   (round by round)
@@ -35,8 +42,9 @@ a_first() { (($1 % 2)); }
 # The cache model (tools/rsnet/cacheplugin, when bench.sh loads it) counts
 # each measured run as a region of its own; marks.tsv says which:
 #   ID<TAB>TABLE<TAB>ROW<TAB>IMPL<TAB>ROUND<TAB>PACKETS<TAB>NS<TAB>BYTES/FLOW
-# (a row may have several regions a run: page_pool's xcpu has two).
-MARK=0
+# (a row may have several regions a run: page_pool's xcpu has two). The
+# numbers start at RSNET_MARK_BASE: each guest of a make bench its own.
+MARK=${RSNET_MARK_BASE:-0}
 # The measured modules' text symbols, for the cache model's misses by
 # function: after each run, while still loaded (they move at every load),
 # in syms-ID.txt. The kernel's are detvm.sh's (System.map).
@@ -81,6 +89,7 @@ for i in $(seq "$ROUNDS"); do
 		lr=$(pp_run rust loops=$PP_LOOPS mark=$mr); lc=$(pp_run c loops=$PP_LOOPS mark=$mc)
 	fi
 	echo "# raw pp C: $lc | Rust: $lr" >>"$res/raw.txt"
+	[ -n "$lc" ] && [ -n "$lr" ] || fail=1
 	for impl in c rust; do
 		if [ $impl = c ]; then m=$mc l=$lc; else m=$mr l=$lr; fi
 		for p in fast ring slow xcpu xcpu; do
@@ -101,6 +110,7 @@ for p in fast ring slow xcpu; do
 done
 say "===========  ==========  ==========  ===========  =========  =========="
 say ""
+modprobe -r page_pool_rs 2>/dev/null
 fi
 if ! marked; then
 say "page_pool: far NUMA (pool filled on node 0, used from node 1): local pages handed out"
@@ -419,6 +429,7 @@ for cs in "1000 0 - 1,000 flows" "10000 0 - 10,000 flows" "100000 0 - 100,000 fl
 	for i in $(seq "$ROUNDS"); do
 		for impl in $(a_first "$i" && echo c rust || echo rust c); do
 			read -r n b pk <<<"$(fqs $impl "$flows" "$sock" $MARK "${opts[@]}")"
+			[ "$pk" != 0 ] || fail=1
 			mark_row $MARK fqscale "$label" $impl "$i" "$pk" "$n" "$b"
 			MARK=$((MARK + 1))
 			if [ $impl = c ]; then c+=("$n"); cb+=("$b"); else r+=("$n"); rb+=("$b"); fi
@@ -436,3 +447,5 @@ ip link del fqb1
 fq_unload_all
 fi
 
+# A run that printed no result has failed the benchmarks.
+exit $fail

@@ -70,7 +70,7 @@ tcg="$smp -cpu $cpu"
 if [ "${RSNET_KVM:-0}" = 1 ]; then
 	args+=(--qemu-opts="$smp")
 elif [ "${RSNET_ICOUNT:-0}" = 1 ]; then
-	# RSNET_PLUGIN (make bench): a TCG plugin and its arguments, e.g. the
+	# RSNET_PLUGIN: a TCG plugin and its arguments, e.g. the
 	# cache model (tools/rsnet/cacheplugin), "file=LIB,out=FILE".
 	args+=(--disable-kvm --qemu-opts="$tcg -icount shift=${RSNET_ICOUNT_SHIFT:-0},sleep=off${RSNET_PLUGIN:+ -plugin $RSNET_PLUGIN}")
 	# The TSC as the clocksource, as on a server: under icount every
