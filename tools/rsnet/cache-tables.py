@@ -41,7 +41,7 @@ def load(res):
             if w[0] == "lost":
                 lost += int(w[1])
                 continue
-            if w[0] in ("tbs", "marks"):
+            if w[0] in ("split", "tbs", "marks"):
                 continue
             if w[0] == "pc":
                 pcs[int(w[1])].append((int(w[2], 16), int(w[3]), int(w[4]), int(w[5])))
@@ -188,7 +188,8 @@ def main():
     say("(-icount shift=0: 1 ns each); acc: data accesses; L1, L2, LLC: misses;")
     say(f"R/C: Rust/C, '-' where both miss less than {FLOOR} a packet (cold misses only).")
     if lost:
-        say(f"WARNING: {lost} marks were split across translation blocks and lost.")
+        say(f"WARNING: {lost} marks came before the previous one's id load: "
+            "their regions' counts are wrong.")
     say("")
     head = ["case", "ins C", "ins Rust", "R/C", "acc C", "acc Rust",
             "L1 C", "L1 Rust", "R/C", "L2 C", "L2 Rust", "R/C",

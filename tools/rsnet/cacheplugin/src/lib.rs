@@ -21,10 +21,11 @@
 //! instruction `nopl 0x52534e42(%rax)` (begin) or `nopl 0x52534e45(%rax)`
 //! (end), then a byte load from a page-aligned buffer at offset ID, the
 //! region's number (0..4095). The plugin finds the marks as it translates
-//! code; executed, a mark makes the vCPU's next access its id load, which
-//! is not counted. (An interrupt cannot come between the two: under
-//! icount QEMU delivers interrupts between translation blocks, and a mark
-//! whose load starts the next block is counted as lost.) At exit the plugin
+//! code; executed, a mark makes the vCPU's next access by the instruction
+//! after it its id load, which is not counted. (Under icount QEMU delivers
+//! interrupts between translation blocks only, so one can come between
+//! the two only where the load starts the next block: its accesses count
+//! as any others.) At exit the plugin
 //! writes, per region number, the times it was entered, the accesses, the
 //! stores and the misses of each level, summed over the vCPUs; and, per
 //! region, the instructions executed by each translation block started
@@ -160,10 +161,14 @@ struct State {
     /// Per vCPU: 1 + the region it is in, 0 outside: read without the
     /// lock by every access.
     active: Vec<AtomicUsize>,
-    /// Per vCPU: the mark just executed, whose id load comes next.
+    /// Per vCPU: the mark just executed, whose id load comes next
+    /// ([`pack_mark`]), or 0.
     pending: Vec<AtomicUsize>,
-    /// Marks whose id load fell into the next translation block.
+    /// Marks executed while another's id load was still to come.
     lost: AtomicU64,
+    /// Marks whose id load starts the next translation block (an
+    /// interrupt may come between them: its accesses count as usual).
+    split: AtomicU64,
     /// Blocks translated and marks found in them.
     tbs: AtomicU64,
     marks: AtomicU64,
@@ -201,8 +206,8 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     state().tbs.fetch_add(1, Ordering::Relaxed);
     let mut mark = None;
     for i in 0..n {
-        // The mark's id load is the next instruction: it must be in this
-        // block (icount delivers interrupts between blocks only).
+        // The mark's id load is the next instruction, in this block or
+        // the next; `on_mem` knows it by its address.
         // SAFETY: `i` is below the block's instruction count.
         let insn = unsafe { qemu_plugin_tb_get_insn(tb, i) };
         // SAFETY: As above; the callbacks are functions of this plugin,
@@ -215,7 +220,7 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                     insn,
                     Some(on_mark),
                     qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS,
-                    kind as usize as *mut c_void,
+                    pack_mark(qemu_plugin_insn_vaddr(insn) + 7, kind) as *mut c_void,
                 );
             } else {
                 // The user data is the instruction's address, for the
@@ -231,7 +236,7 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         }
     }
     if mark.is_some() {
-        state().lost.fetch_add(1, Ordering::Relaxed);
+        state().split.fetch_add(1, Ordering::Relaxed);
     }
     // SAFETY: As above; the user data is the block's address and size
     // packed into one word, not a pointer.
@@ -279,10 +284,26 @@ unsafe extern "C" fn on_tb_exec(vcpu: c_uint, word: *mut c_void) {
     }
 }
 
-unsafe extern "C" fn on_mark(vcpu: c_uint, kind: *mut c_void) {
+/// A mark's id load, by the address of its instruction (the mark's + 7),
+/// and the mark's kind, in one non-zero word (as [`pack_tb`]).
+fn pack_mark(load_pc: u64, kind: u32) -> usize {
+    let k: u64 = if kind == MARK_BEGIN { 1 } else { 2 };
+    ((load_pc & ((1 << 48) - 1)) | (k << 48)) as usize
+}
+
+/// The instruction address (its low 48 bits) and kind [`pack_mark`]
+/// packed.
+fn unpack_mark(word: usize) -> (u64, u32) {
+    let w = word as u64;
+    (w & ((1 << 48) - 1), if w >> 48 == 1 { MARK_BEGIN } else { MARK_END })
+}
+
+unsafe extern "C" fn on_mark(vcpu: c_uint, word: *mut c_void) {
     let st = state();
     if let Some(p) = st.pending.get(vcpu as usize) {
-        p.store(kind as usize, Ordering::Relaxed);
+        if p.swap(word as usize, Ordering::Relaxed) != 0 {
+            st.lost.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -311,10 +332,17 @@ unsafe extern "C" fn on_mem(
     let Some(active) = st.active.get(vcpu as usize) else {
         return;
     };
-    let kind = st.pending[vcpu as usize].swap(0, Ordering::Relaxed);
-    if kind != 0 {
-        mark_load(st, vcpu as usize, kind as u32, vaddr);
-        return;
+    // The pending mark's id load, if this is its instruction; any other
+    // access (an interrupt's, between a mark ending a block and its load
+    // starting the next) counts as usual.
+    let pending = st.pending[vcpu as usize].load(Ordering::Relaxed);
+    if pending != 0 {
+        let (load_pc, kind) = unpack_mark(pending);
+        if pc as u64 & ((1 << 48) - 1) == load_pc {
+            st.pending[vcpu as usize].store(0, Ordering::Relaxed);
+            mark_load(st, vcpu as usize, kind, vaddr);
+            return;
+        }
     }
     let id = active.load(Ordering::Relaxed);
     if id == 0 {
@@ -410,8 +438,9 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
         text += &format!("ins {id} {pc:x} {n}\n");
     }
     text += &format!(
-        "lost {}\ntbs {}\nmarks {}\n",
+        "lost {}\nsplit {}\ntbs {}\nmarks {}\n",
         st.lost.load(Ordering::Relaxed),
+        st.split.load(Ordering::Relaxed),
         st.tbs.load(Ordering::Relaxed),
         st.marks.load(Ordering::Relaxed)
     );
@@ -450,6 +479,7 @@ pub unsafe extern "C" fn qemu_plugin_install(
         active: (0..MAX_VCPUS).map(|_| AtomicUsize::new(0)).collect(),
         pending: (0..MAX_VCPUS).map(|_| AtomicUsize::new(0)).collect(),
         lost: AtomicU64::new(0),
+        split: AtomicU64::new(0),
         tbs: AtomicU64::new(0),
         marks: AtomicU64::new(0),
     });
