@@ -295,7 +295,10 @@ fn pack_mark(load_pc: u64, kind: u32) -> usize {
 /// packed.
 fn unpack_mark(word: usize) -> (u64, u32) {
     let w = word as u64;
-    (w & ((1 << 48) - 1), if w >> 48 == 1 { MARK_BEGIN } else { MARK_END })
+    (
+        w & ((1 << 48) - 1),
+        if w >> 48 == 1 { MARK_BEGIN } else { MARK_END },
+    )
 }
 
 unsafe extern "C" fn on_mark(vcpu: c_uint, word: *mut c_void) {
