@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare and build the rsnet test kernel, incrementally and only when needed.
 #
-#   pristine  $RSNET_CACHE/pristine-<ver>   linux-source-6.12 as unpacked
+#   pristine  $RSNET_CACHE/pristine-<ver>   $KSRC_PKG as unpacked
 #   source    $RSNET_CACHE/src-<ver>        pristine + patches/ + rust/ overlay
 #   build     $RSNET_CACHE/build-$KCONFIG   O= build directory
 #
@@ -13,7 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${KDIR:-}" ] && { step "KDIR=$KDIR: using your prepared kernel tree, not building one"; exit 0; }
-[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
+[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (tools/rsnet/deps.sh installs $KSRC_PKG)"
 
 srcver=$(ksrc_version)
 pristine=$RSNET_CACHE/pristine-$srcver

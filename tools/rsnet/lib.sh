@@ -7,7 +7,10 @@ RSNET_CACHE=${RSNET_CACHE:-/var/cache/rsnet}
 VENV=${RSNET_VENV:-$RSNET_CACHE/venv}
 LOGDIR=${RSNET_LOGDIR:-$RSNET_CACHE/logs}
 KCONFIG=${KCONFIG:-default}
-KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# The test kernel: Debian's linux-source-7.2 (trixie-backports, pinned so
+# that nothing else comes from there; tools/rsnet/deps.sh).
+KSRC_PKG=${KSRC_PKG:-linux-source-7.2}
+KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/$KSRC_PKG.tar.xz}
 # The LLVM the kernel is built with: rustc's major version (Debian's
 # clang-22), so that the C helpers can be inlined into Rust
 # (CONFIG_RUST_INLINE_HELPERS), and bindgen on its libclang, which needs
@@ -50,26 +53,32 @@ apt_need() {
 	done
 	[ ${#missing[@]} -gt 0 ] || return 0
 	step "installing Debian packages: ${missing[*]}"
-	need_root "apt-get install"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >"$LOGDIR/apt.log" 2>&1 || die "apt-get update failed" "$LOGDIR/apt.log"
+	apt_update
 	apt-get install -y -qq "${missing[@]}" >>"$LOGDIR/apt.log" 2>&1 ||
 		die "apt-get install ${missing[*]} failed" "$LOGDIR/apt.log"
+}
+# apt_update: apt-get update, once per run.
+apt_update() {
+	[ -n "${APT_UPDATED:-}" ] && return 0
+	need_root "apt-get update"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >"$LOGDIR/apt.log" 2>&1 || die "apt-get update failed" "$LOGDIR/apt.log"
+	APT_UPDATED=1
 }
 need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root: run as root"; }
 # The version of the kernel source package, safe in a path (virtme-ng
 # refuses some characters, e.g. the '~' of Debian versions).
 ksrc_version() {
 	local v
-	v=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %s-%Y "$KSRC_TARBALL")
+	v=$(dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null || stat -c %s-%Y "$KSRC_TARBALL")
 	echo "${v//[^A-Za-z0-9._-]/_}"
 }
 # ksrc_unpack: the pristine tree, $RSNET_CACHE/pristine-<version>, unpacked
-# from linux-source-6.12 once.
+# from $KSRC_PKG once.
 ksrc_unpack() {
 	local pristine=$RSNET_CACHE/pristine-$(ksrc_version)
 	[ -f "$pristine/Makefile" ] && return 0
-	[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (apt-get install linux-source-6.12)"
+	[ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing (tools/rsnet/deps.sh installs $KSRC_PKG)"
 	step "unpacking $KSRC_TARBALL"
 	rm -rf "$pristine.tmp" && mkdir -p "$pristine.tmp"
 	tar -C "$pristine.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
