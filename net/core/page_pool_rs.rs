@@ -177,8 +177,6 @@ impl RustPath {
 }
 
 impl Hook for RustPath {
-    const NAME: &'static CStr = c_str!("rust");
-
     fn refill_alloc_cache<'a>(pool: &'a PagePool, mut cache: AllocCache<'a>) -> Option<Netmem<'a>> {
         // Quicker fallback, no work when the ring is empty.
         if cache.ring_is_empty() {

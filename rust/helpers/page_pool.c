@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-#ifdef CONFIG_PAGE_POOL
+#ifdef CONFIG_PAGE_POOL_HOOK
 #include <linux/mm.h>
 #include <linux/ptr_ring.h>
 #include <linux/topology.h>
@@ -29,20 +29,22 @@ __rust_helper int rust_helper_netmem_page_nid(netmem_ref netmem)
  */
 __rust_helper void rust_helper_page_pool_netmem_release(netmem_ref netmem)
 {
-	struct page_pool *pool = netmem_is_net_iov(netmem) ?
-		netmem_to_net_iov(netmem)->pp : netmem_to_page(netmem)->pp;
-
-	page_pool_hook_return_page(pool, netmem);
+	page_pool_hook_return_netmem(netmem_get_pp(netmem), netmem);
 }
 
-/* page_pool_put_page_bulk()'s view of one entry: its head page, and
- * whether this put dropped the last pool reference to it.
+/* page_pool_put_netmem_bulk()'s view of one entry: its head, and whether
+ * this put dropped the last pool reference to it.
  */
-__rust_helper netmem_ref rust_helper_page_pool_bulk_unref(void *data)
+__rust_helper netmem_ref rust_helper_page_pool_bulk_unref(netmem_ref netmem)
 {
-	netmem_ref netmem = page_to_netmem(virt_to_head_page(data));
+	netmem = netmem_compound_head(netmem);
 
-	return page_pool_is_last_ref(netmem) ? netmem : 0;
+	return page_pool_unref_and_test(netmem) ? netmem : 0;
+}
+
+__rust_helper struct page_pool *rust_helper_netmem_get_pp(netmem_ref netmem)
+{
+	return netmem_get_pp(netmem);
 }
 
 /* NAPI locality and the ring producer lock, as the C path inlines them. */
@@ -93,4 +95,4 @@ __rust_helper void rust_helper_page_pool_recycle_stat_add(struct page_pool *pool
 		this_cpu_add(s[stat], val);
 #endif
 }
-#endif /* CONFIG_PAGE_POOL */
+#endif /* CONFIG_PAGE_POOL_HOOK */

@@ -8,7 +8,7 @@
 //! A type implementing [`Hook`] becomes, once registered with
 //! [`Registration`], the path by which every page pool of the kernel
 //! recycles pages (`page_pool_put_unrefed_netmem()`,
-//! `page_pool_put_page_bulk()`) and refills its alloc cache from its
+//! `page_pool_put_netmem_bulk()`) and refills its alloc cache from its
 //! ptr_ring. The hook works on the pool's own data (alloc cache, ring,
 //! statistics), so the C path and the hook can take turns while pools are
 //! in use; dropping the registration switches back to C and waits until no
@@ -27,6 +27,9 @@ pub const NUMA_NO_NODE: i32 = -1;
 pub const PP_ALLOC_CACHE_SIZE: usize = bindings::PP_ALLOC_CACHE_SIZE as usize;
 /// How far a refill fills the alloc cache (`PP_ALLOC_CACHE_REFILL`).
 pub const PP_ALLOC_CACHE_REFILL: usize = bindings::PP_ALLOC_CACHE_REFILL as usize;
+
+/// The most netmems C's `page_pool_put_netmem_bulk()` takes of one pool.
+const XDP_BULK_QUEUE_SIZE: usize = bindings::XDP_BULK_QUEUE_SIZE as usize;
 
 /// Bit of `page->lru.next` (`pp_magic` for pool pages) that marks a
 /// pfmemalloc page (`page_is_pfmemalloc()`).
@@ -332,7 +335,7 @@ impl PagePool {
     pub fn return_page(&self, netmem: Netmem<'_>) {
         // SAFETY: The pool is live and the page is ours (invariants); its
         // ownership goes to the call.
-        unsafe { bindings::page_pool_hook_return_page(self.as_ptr(), netmem.into_raw()) };
+        unsafe { bindings::page_pool_hook_return_netmem(self.as_ptr(), netmem.into_raw()) };
     }
 
     /// Whether the pool syncs recycled pages for the device
@@ -539,47 +542,42 @@ impl<'a> AllocCache<'a> {
     }
 }
 
-/// The pages of one `page_pool_put_page_bulk()` call.
+/// The pages of one pool in a `page_pool_put_netmem_bulk()` call, whose
+/// last pool reference that call dropped.
 ///
-/// [`BulkPages::take_next`] yields the pages whose last reference this put
-/// dropped; [`BulkPages::keep`] stores pages to recycle in the ring back
-/// into the caller's array, which [`BulkPages::drain_kept`] then yields.
-/// Nothing is lost if a hook stops early: on drop, kept pages not drained
-/// and entries not taken are released to the page allocator.
+/// [`BulkPages::take_next`] yields them in order; [`BulkPages::keep`]
+/// stores pages to recycle in the ring back into the array, which
+/// [`BulkPages::drain_kept`] then yields. Nothing is lost if a hook stops
+/// early: on drop, kept pages not drained and entries not taken are
+/// released to the page allocator.
 ///
 /// # Invariants
 ///
-/// `data[..count]` are the caller's entries, `pool` is the pool of all of
-/// them; `data[drained..kept]` hold `netmem_ref`s we own,
-/// `drained <= kept <= next <= count`, and `data[next..]` are untouched
-/// entries.
+/// `data[..count]` are `netmem_ref`s of `pool` that we own; `data[drained..kept]`
+/// hold pages kept for the ring, `drained <= kept <= next <= count`, and
+/// `data[next..count]` are pages not taken yet.
 pub struct BulkPages<'a> {
     pool: &'a PagePool,
-    data: *mut *mut c_void,
+    data: *mut bindings::netmem_ref,
     count: usize,
     next: usize,
     kept: usize,
     drained: usize,
-    _p: PhantomData<&'a mut [*mut c_void]>,
+    _p: PhantomData<&'a mut [bindings::netmem_ref]>,
 }
 
 impl<'a> BulkPages<'a> {
-    /// Takes the next page whose last pool reference this put dropped.
+    /// Takes the next page.
     #[inline]
     pub fn take_next(&mut self) -> Option<Netmem<'a>> {
-        while self.next < self.count {
-            // SAFETY: `next < count`: an untouched entry (type invariant).
-            let p = unsafe { *self.data.add(self.next) };
-            self.next += 1;
-            // SAFETY: `p` points into a page of this pool; the helper drops
-            // one pool reference and tells whether it was the last.
-            let netmem = unsafe { bindings::page_pool_bulk_unref(p) };
-            if netmem != 0 {
-                // INVARIANT: The last reference is gone: the page is ours.
-                return Some(Netmem::owned(netmem));
-            }
+        if self.next == self.count {
+            return None;
         }
-        None
+        // SAFETY: `next < count`: a page not taken yet (type invariant).
+        let netmem = unsafe { *self.data.add(self.next) };
+        // INVARIANT: Taken once: `next` moves past it.
+        self.next += 1;
+        Some(Netmem::owned(netmem))
     }
 
     /// Keeps `netmem` for the ring, in a slot of the caller's array that
@@ -592,7 +590,7 @@ impl<'a> BulkPages<'a> {
         }
         // SAFETY: `kept < next <= count` (checked above, type invariant): a
         // slot of the caller's array whose entry was consumed already.
-        unsafe { *self.data.add(self.kept) = netmem.into_netmem().into_raw() as *mut c_void };
+        unsafe { *self.data.add(self.kept) = netmem.into_netmem().into_raw() };
         // INVARIANT: Still `kept <= next`.
         self.kept += 1;
         Ok(())
@@ -626,7 +624,7 @@ impl<'a> Iterator for KeptPages<'_, 'a> {
             return None;
         }
         // SAFETY: `drained < kept`: a `netmem_ref` we stored and own.
-        let netmem = unsafe { *pages.data.add(pages.drained) } as bindings::netmem_ref;
+        let netmem = unsafe { *pages.data.add(pages.drained) };
         // INVARIANT: Yielded once: `drained` moves past it.
         pages.drained += 1;
         // INVARIANT: Only a `Recyclable` is kept.
@@ -648,9 +646,6 @@ impl Drop for BulkPages<'_> {
 
 /// The recycle and refill path of every page pool.
 pub trait Hook: 'static {
-    /// Shown by `page_pool_hook_name()`.
-    const NAME: &'static CStr;
-
     /// Refills the alloc cache from the ring and returns a page, or `None`
     /// to have the pool allocate one (`page_pool_refill_alloc_cache()`).
     /// Called with the alloc cache empty.
@@ -668,8 +663,9 @@ pub trait Hook: 'static {
         ring: RingProducerLock<'a>,
     );
 
-    /// Recycles or releases a batch (`page_pool_put_page_bulk()`). What
-    /// the hook leaves in `pages` is released when it returns.
+    /// Recycles or releases the pages of one pool of a batch
+    /// (`page_pool_put_netmem_bulk()`). What the hook leaves in `pages` is
+    /// released when it returns.
     fn put_bulk<'a>(
         pool: &'a PagePool,
         pages: &mut BulkPages<'a>,
@@ -733,23 +729,25 @@ impl<T: Hook> Adapter<T> {
         );
     }
 
+    /// Hands the `n` pages of `pool` in `bulk` to the hook.
+    ///
     /// # Safety
     ///
-    /// Called by `page_pool_put_page_bulk()` on a live pool with `count`
-    /// entries in `data`, which we may overwrite.
-    unsafe extern "C" fn put_bulk(
-        pool: *mut bindings::page_pool,
-        data: *mut *mut c_void,
-        count: i32,
+    /// `bulk[..n]` are pages of `pool` whose last pool reference was
+    /// dropped, which the caller gives up.
+    #[inline(always)]
+    unsafe fn put_pool_bulk(
+        pool: &PagePool,
+        bulk: &mut [bindings::netmem_ref; XDP_BULK_QUEUE_SIZE],
+        n: usize,
+        allow_direct: bool,
     ) {
-        // SAFETY: The pool is live for the call.
-        let pool = unsafe { PagePool::from_raw(pool) };
-        let allow_direct = pool.napi_local();
-        // INVARIANT: Nothing consumed or kept yet.
+        // INVARIANT: `bulk[..n]` are ours (safety requirement); nothing
+        // taken or kept yet.
         let mut pages = BulkPages {
             pool,
-            data,
-            count: count.max(0) as usize,
+            data: bulk.as_mut_ptr(),
+            count: n.min(XDP_BULK_QUEUE_SIZE),
             next: 0,
             kept: 0,
             drained: 0,
@@ -762,6 +760,69 @@ impl<T: Hook> Adapter<T> {
         // the hook forgot its `&mut`.
         drop(pages);
     }
+
+    /// # Safety
+    ///
+    /// Called by `page_pool_put_netmem_bulk()` with `count` netmems of page
+    /// pools in `data`, on each of which the caller gives up a reference;
+    /// we may overwrite `data`.
+    unsafe extern "C" fn put_netmem_bulk(data: *mut bindings::netmem_ref, count: u32) {
+        let count = count as usize;
+        // As C: drop a reference on each, and keep at the front those whose
+        // last reference that was.
+        let mut bulk_len = 0;
+        for i in 0..count {
+            // SAFETY: `i < count`: an entry of the caller's array.
+            let netmem = unsafe { *data.add(i) };
+            // SAFETY: A netmem of a page pool, whose reference the caller
+            // gives up; the helper drops it and tells whether it was the last.
+            let netmem = unsafe { bindings::page_pool_bulk_unref(netmem) };
+            if netmem != 0 {
+                // SAFETY: `bulk_len <= i < count`.
+                unsafe { *data.add(bulk_len) = netmem };
+                bulk_len += 1;
+            }
+        }
+        // As C: one pool at a time, that of the first entry left; the
+        // entries of other pools move to the front, in order, for the next
+        // round. C's array holds XDP_BULK_QUEUE_SIZE, what every caller
+        // passes at most; more go to the hook in several calls.
+        let mut count = bulk_len;
+        let mut bulk = [0; XDP_BULK_QUEUE_SIZE];
+        while count > 0 {
+            // SAFETY: `0 < count`: an entry we own.
+            let raw_pool = unsafe { bindings::netmem_get_pp(*data) };
+            // SAFETY: The pool of a page in flight lives until the page is
+            // returned to it.
+            let pool = unsafe { PagePool::from_raw(raw_pool) };
+            let allow_direct = pool.napi_local();
+            let mut n = 0;
+            let mut foreign = 0;
+            for i in 0..count {
+                // SAFETY: `i < count`: an entry we own.
+                let netmem = unsafe { *data.add(i) };
+                // SAFETY: As above.
+                if unsafe { bindings::netmem_get_pp(netmem) } != raw_pool {
+                    // SAFETY: `foreign <= i < count`.
+                    unsafe { *data.add(foreign) = netmem };
+                    foreign += 1;
+                    continue;
+                }
+                bulk[n] = netmem;
+                n += 1;
+                if n == XDP_BULK_QUEUE_SIZE {
+                    // SAFETY: `bulk[..n]` are pages of `pool` we own.
+                    unsafe { Self::put_pool_bulk(pool, &mut bulk, n, allow_direct) };
+                    n = 0;
+                }
+            }
+            if n > 0 {
+                // SAFETY: `bulk[..n]` are pages of `pool` we own.
+                unsafe { Self::put_pool_bulk(pool, &mut bulk, n, allow_direct) };
+            }
+            count = foreign;
+        }
+    }
 }
 
 /// The table registered for `T`: a constant, promoted to a static of the
@@ -770,10 +831,9 @@ struct Ops<T: Hook>(PhantomData<T>);
 
 impl<T: Hook> Ops<T> {
     const OPS: bindings::page_pool_hook_ops = bindings::page_pool_hook_ops {
-        name: T::NAME.as_char_ptr(),
         refill_alloc_cache: Some(Adapter::<T>::refill_alloc_cache),
         put_unrefed: Some(Adapter::<T>::put_unrefed),
-        put_bulk: Some(Adapter::<T>::put_bulk),
+        put_netmem_bulk: Some(Adapter::<T>::put_netmem_bulk),
     };
 }
 
