@@ -60,12 +60,13 @@ if want page_pool; then
 # page_pool_bench prints one line per run, e.g.
 # "page_pool_bench: path=c fast_ns=.. fast_cycles=.. ring_ns=.. ..."
 pp_run() { # IMPL [PARAMS] -> the module's result line
+	local impl=$1
 	if [ "$1" = rust ]; then modprobe page_pool_rs; else modprobe -r page_pool_rs 2>/dev/null; fi
 	shift
 	dmesg -C
 	local a m=
 	for a in "$@"; do [[ $a == mark=* ]] && m=${a#mark=}; done
-	modprobe page_pool_bench "$@" && { [ -n "$m" ] && mod_syms "$m" 5; modprobe -r page_pool_bench; }
+	modprobe page_pool_bench path="$impl" "$@" && { [ -n "$m" ] && mod_syms "$m" 5; modprobe -r page_pool_bench; }
 	dmesg | sed -n 's/.*page_pool_bench: //p' | tail -1
 }
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }

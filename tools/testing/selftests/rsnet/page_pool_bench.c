@@ -71,6 +71,14 @@
 #error "page_pool_bench reports page_pool statistics: needs CONFIG_PAGE_POOL_STATS"
 #endif
 
+
+/* Which path the loader made current (page_pool_rs loaded or not), for
+ * the result line only.
+ */
+static char *path = "c";
+module_param(path, charp, 0444);
+MODULE_PARM_DESC(path, "the recycle path the loader made current (c, rust)");
+
 static unsigned long loops = 100000;
 module_param(loops, ulong, 0444);
 MODULE_PARM_DESC(loops, "alloc + put rounds per path (default 100000)");
@@ -360,7 +368,7 @@ static int bench_paths(void)
 		snprintf(xcpu, sizeof(xcpu), " xcpu_ns=%llu.%02llu xcpu_cycles=%llu",
 			 xns / 100, xns % 100, xcyc);
 	pr_info("path=%s fast_ns=%llu.%02llu fast_cycles=%llu ring_ns=%llu.%02llu ring_cycles=%llu slow_ns=%llu.%02llu slow_cycles=%llu%s\n",
-		page_pool_hook_name(),
+		path,
 		ns[PATH_FAST] / 100, ns[PATH_FAST] % 100, cyc[PATH_FAST],
 		ns[PATH_RING] / 100, ns[PATH_RING] % 100, cyc[PATH_RING],
 		ns[PATH_SLOW] / 100, ns[PATH_SLOW] % 100, cyc[PATH_SLOW],
@@ -451,7 +459,7 @@ static int bench_numa(void)
 	}
 	pct10 = div64_u64(run.local * 1000, loops);
 	pr_info("numa path=%s local_pct=%llu.%llu waive=%llu\n",
-		page_pool_hook_name(), pct10 / 10, pct10 % 10,
+		path, pct10 / 10, pct10 % 10,
 		after.alloc_stats.waive - before.alloc_stats.waive);
 	return 0;
 }

@@ -65,6 +65,14 @@ enum {
 	S_CACHED, S_CACHE_FULL, S_RING, S_RING_FULL, S_RELEASED, S_NR
 };
 
+
+/* Which path the loader made current (page_pool_rs loaded or not), for
+ * the log only.
+ */
+static char *path = "c";
+module_param(path, charp, 0444);
+MODULE_PARM_DESC(path, "the recycle path the loader made current (c, rust)");
+
 static const char * const stat_names[S_NR] = {
 	"fast", "slow", "slow_high_order", "empty", "refill", "waive",
 	"cached", "cache_full", "ring", "ring_full", "released_refcnt",
@@ -111,7 +119,7 @@ struct tpool {
 };
 
 static struct tpool tp_a, tp_b, tp_c, tp_d0, tp_d1, tp_f, tp_q, tp_e;
-static void *bulk_data[PPT_MAX_PAGES];
+static netmem_ref bulk_data[PPT_MAX_PAGES];
 
 static bool tp_init(struct tpool *tp, int nid, unsigned int order,
 		    unsigned int pool_size, int cpuid)
@@ -225,15 +233,15 @@ static void tp_put_extra_ref(struct tpool *tp, enum put_how how)
 	put_page(page);
 }
 
-/* page_pool_put_page_bulk() of @n pages, BH disabled. */
+/* page_pool_put_netmem_bulk() of @n pages, BH disabled. */
 static void tp_bulk(struct tpool *tp, struct page **pg, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		bulk_data[i] = page_address(pg[i]);
+		bulk_data[i] = page_to_netmem(pg[i]);
 	local_bh_disable();
-	page_pool_put_page_bulk(tp->pool, bulk_data, n);
+	page_pool_put_netmem_bulk(bulk_data, n);
 	local_bh_enable();
 }
 
@@ -1320,8 +1328,7 @@ static void e_no_node_pool_follows_consumer(struct kunit *test)
 
 static int page_pool_test_suite_init(struct kunit_suite *suite)
 {
-	kunit_log(KERN_INFO, suite, KUNIT_SUBTEST_INDENT "# hook: %s",
-		  page_pool_hook_name());
+	kunit_log(KERN_INFO, suite, KUNIT_SUBTEST_INDENT "# hook: %s", path);
 	kunit_log(KERN_INFO, suite,
 		  KUNIT_SUBTEST_INDENT "# numa: online nodes %d, node 1 memory %s",
 		  num_online_nodes(), node1_has_memory() ? "yes" : "no");
