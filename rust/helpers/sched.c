@@ -20,7 +20,7 @@ __rust_helper void rust_helper_sch_tree_unlock(struct Qdisc *q)
 
 __rust_helper int rust_helper_qdisc_drop_reason(struct sk_buff *skb, struct Qdisc *sch,
 						struct sk_buff **to_free,
-						enum skb_drop_reason reason)
+						enum qdisc_drop_reason reason)
 {
 	return qdisc_drop_reason(skb, sch, to_free, reason);
 }

@@ -265,7 +265,7 @@ impl<T, const N: usize, const L: usize> ChunkVec<T, N, L> {
         let (k, e) = (c / CHUNKVEC_LEAF, c % CHUNKVEC_LEAF);
         if e == 0 {
             // Leaf `k` is null (invariant: `k * LEAF == chunks`).
-            let leaf = KBox::init(crate::init::zeroed::<[*mut T; CHUNKVEC_LEAF]>(), flags)?;
+            let leaf = KBox::init(pin_init::zeroed::<[*mut T; CHUNKVEC_LEAF]>(), flags)?;
             self.top[k] = KBox::into_raw(leaf).cast::<*mut T>();
         }
         let entry = Self::entry_of(c, chunk).map_err(|_| ENOMEM)?;

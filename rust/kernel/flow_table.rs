@@ -248,7 +248,7 @@ impl<T: FlowItem> Chains<T> {
             if self.ext.is_full() {
                 return false;
             }
-            let Ok(chunk) = KBox::init(crate::init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp)
+            let Ok(chunk) = KBox::init(pin_init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp)
             else {
                 return false;
             };
@@ -793,7 +793,7 @@ impl<T: FlowItem> FlowTable<T> {
     ) -> Option<FlowMut<'_, T>> {
         // Heap room for the new flow, so that throttling never allocates.
         if self.heap.len() <= self.len as usize {
-            let chunk = KBox::init(crate::init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp).ok()?;
+            let chunk = KBox::init(pin_init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp).ok()?;
             self.heap.push_chunk(chunk, gfp).ok()?;
         }
         // Allocated first, so that the node is written in place; with

@@ -18,7 +18,7 @@
 //! (its NAPI context): only an [`AllocCache`] reaches them, and the hook is
 //! given one only where C would touch them.
 
-use crate::{bindings, error::to_result, ffi::c_void, prelude::*, str::CStr, types::Opaque};
+use crate::{bindings, error::to_result, ffi::c_void, prelude::*, types::Opaque};
 use core::{marker::PhantomData, ptr};
 
 /// No NUMA node preference (`NUMA_NO_NODE`).

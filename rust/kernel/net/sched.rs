@@ -297,7 +297,7 @@ pub trait QdiscOps: Sized + 'static {
 
     /// Applies new options (`tc qdisc change`).
     fn change(_sch: &mut QdiscChange<'_, Self>, _opt: &NlAttr, _extack: &mut ExtAck<'_>) -> Result {
-        crate::build_error(VTABLE_DEFAULT_ERROR)
+        crate::build_error!(VTABLE_DEFAULT_ERROR)
     }
 
     /// Writes the options (`TCA_OPTIONS`) for `tc qdisc show`.
@@ -305,7 +305,7 @@ pub trait QdiscOps: Sized + 'static {
 
     /// Writes the private statistics for `tc -s qdisc show`.
     fn dump_stats(_sch: &Qdisc<Self>, _q: &Self::Data, _d: &mut StatsDump<'_>) -> Result {
-        crate::build_error(VTABLE_DEFAULT_ERROR)
+        crate::build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
 

@@ -5,7 +5,7 @@
 //! one Rust qdisc so far; another qdisc's struct goes here too, since
 //! only the kernel crate may say a bindings type is [`AsBytes`].
 
-use crate::{bindings, error::to_result, ffi::c_int, prelude::*, types::AsBytes};
+use crate::{bindings, error::to_result, ffi::c_int, prelude::*, transmute::AsBytes};
 use core::{marker::PhantomData, mem::size_of, ptr};
 
 /// Where `dump_stats` writes its private statistics (`struct gnet_dump`).

@@ -109,7 +109,7 @@ const _: () = assert!(core::mem::size_of::<SkbQueue<SkBuff, ()>>() == 16);
 // all zero bytes for both of the sealed trait's types): the empty queue,
 // which satisfies the invariants. (Lets users zero-initialise arrays of
 // structures that embed a queue, in place.)
-unsafe impl<S: OwnedSkb, L: QueueLen> crate::init::Zeroable for SkbQueue<S, L> {}
+unsafe impl<S: OwnedSkb, L: QueueLen> pin_init::Zeroable for SkbQueue<S, L> {}
 
 // SAFETY: The queue owns its skbs, as a `KVec<S>` would.
 unsafe impl<S: OwnedSkb + Send, L: QueueLen> Send for SkbQueue<S, L> {}
@@ -321,7 +321,7 @@ pub struct SkbTimeQueue<S: OwnedSkb = SkBuff> {
 
 // SAFETY: All zeroes is an empty FIFO and an empty tree (null root),
 // which satisfies the invariants.
-unsafe impl<S: OwnedSkb> crate::init::Zeroable for SkbTimeQueue<S> {}
+unsafe impl<S: OwnedSkb> pin_init::Zeroable for SkbTimeQueue<S> {}
 
 // SAFETY: The queue owns its skbs, as a `KVec<S>` would; `dev` is a plain
 // value put back into skbs, never dereferenced here.
