@@ -2,7 +2,7 @@
 
 //! Fair Queue packet scheduler (per flow pacing), in Rust.
 //!
-//! A re-creation of Linux 6.12's `net/sched/sch_fq.c` (Eric Dumazet) that
+//! A re-creation of Linux 7.2's `net/sched/sch_fq.c` (Eric Dumazet) that
 //! registers the same `fq` qdisc, so iproute2 drives it unchanged, with the
 //! same attributes, defaults, dumps and statistics. The names follow the C
 //! file (flow, credit, quantum, time_next_packet, throttled, gc) so the two
@@ -27,12 +27,15 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::c_str;
 use kernel::context::Atomic;
-use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId, Lookup};
+use kernel::flow_table::{Chains, FlowItem, FlowMut, FlowTable, ListId, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
     self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
-use kernel::net::skbuff::{tcp_state, CeMark, DropReason, SkBuff, SkbTimeQueue};
+use kernel::net::skbuff::{
+    ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, CeMark, DropReason,
+    SkBuff, SkbTimeQueue, TkOffs,
+};
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::time::{
@@ -58,8 +61,9 @@ const TC_PRIO_MAX: usize = uapi::TC_PRIO_MAX as usize;
 const FQ_MIN_WEIGHT: i32 = 16384;
 const NSEC_PER_USEC: u64 = 1000;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
-/// Limit of flows collected per lookup.
-const FQ_GC_MAX: usize = 8;
+/// The most seconds of uptime a `CLOCK_MONOTONIC` time stands for
+/// (`TIME_UPTIME_SEC_MAX`, 30 years, as `include/linux/time64.h`).
+const TIME_UPTIME_SEC_MAX: i64 = 30 * 365 * 24 * 3600;
 /// The most flows a qdisc holds (C has no limit but memory): a packet of
 /// a new flow past it is dropped and counted as an allocation error, as
 /// the flow could not be had.
@@ -183,6 +187,87 @@ fn list_of(band: usize, sel: ListSel) -> ListId {
     ListId::new((band & BAND_MASK) << 1 | sel as usize)
 }
 
+/// The end of `fq_flow_rb_insert()`, once a flow due at
+/// `time_next_packet` is in the throttled heap: `q->time_next_delayed_flow`
+/// is the earliest deadline there.
+#[inline]
+fn fq_flow_rb_insert(time_next_delayed_flow: &mut u64, time_next_packet: u64) {
+    if *time_next_delayed_flow > time_next_packet {
+        *time_next_delayed_flow = time_next_packet;
+    }
+}
+
+/// `fq_flow_adjust_timer()`: a packet due at `time_to_send`, before
+/// `flow->time_next_packet`, joined throttled `flow`: the flow is due then.
+/// Due by `now`, it goes to its band's old list; else it is throttled
+/// again until `time_to_send`.
+fn fq_flow_adjust_timer(
+    time_next_delayed_flow: &mut u64,
+    flow: &mut FlowMut<'_, Flow>,
+    time_to_send: u64,
+    now: u64,
+) {
+    if time_to_send <= now {
+        // `fq_flow_unset_throttled()`.
+        let band = flow.band as usize;
+        flow.unthrottle(list_of(band, ListSel::Old));
+        if *time_next_delayed_flow == flow.time_next_packet {
+            *time_next_delayed_flow = flow.table().first_deadline().unwrap_or(u64::MAX);
+        }
+        flow.time_next_packet = time_to_send;
+    } else {
+        flow.rethrottle(|f| f.time_next_packet = time_to_send);
+        fq_flow_rb_insert(time_next_delayed_flow, flow.time_next_packet);
+    }
+}
+
+/// `fq_packet_beyond_horizon()`: is a packet due at `time_to_send` (ns,
+/// `CLOCK_MONOTONIC`) too far in the future?
+#[inline]
+fn fq_packet_beyond_horizon(time_to_send: i64, cfg: &Config, now: u64) -> bool {
+    time_to_send > now.wrapping_add(cfg.horizon) as i64
+}
+
+/// `fq_skb_tstamp_to_mono()`: the departure time of `skb`, whose
+/// `tstamp` is not 0, in `CLOCK_MONOTONIC` ns (at least 1), whatever the
+/// clock of its `tstamp`.
+fn fq_skb_tstamp_to_mono(skb: &mut SkBuff) -> i64 {
+    const MONO_MAX: i64 = NSEC_PER_SEC as i64 * TIME_UPTIME_SEC_MAX;
+    let tstamp = skb.tstamp() as i64;
+    let tstamp_type = skb.tstamp_type();
+
+    if tstamp_type == skb_clock::MONOTONIC {
+        return core::cmp::max(tstamp, 1);
+    }
+    if tstamp_type == skb_clock::TAI {
+        let offs = ktime_mono_to_any(0, TkOffs::Tai);
+        return core::cmp::max(tstamp.wrapping_sub(offs), 1);
+    }
+    if tstamp > MONO_MAX {
+        return core::cmp::max(tstamp.wrapping_sub(ktime_mono_to_real(0)), 1);
+    }
+    // A BPF program set `skb->tstamp` but not `tstamp_type`.
+    if net_ratelimit() {
+        pr_warn!("fq: likely mono tstamp with tstamp_type 0\n");
+    }
+    skb.set_tstamp_type(skb_clock::MONOTONIC);
+    core::cmp::max(tstamp, 1)
+}
+
+/// `fq_mono_to_skb_tstamp()`: sets `skb->tstamp` to `time_to_send` (ns,
+/// `CLOCK_MONOTONIC`) in the clock of `skb->tstamp_type`.
+fn fq_mono_to_skb_tstamp(skb: &mut SkBuff, time_to_send: i64) {
+    let tstamp_type = skb.tstamp_type();
+
+    if tstamp_type == skb_clock::MONOTONIC {
+        skb.set_tstamp(time_to_send as u64);
+    } else if tstamp_type == skb_clock::REALTIME {
+        skb.set_tstamp(ktime_mono_to_real(time_to_send) as u64);
+    } else {
+        skb.set_tstamp(ktime_mono_to_any(time_to_send, TkOffs::Tai) as u64);
+    }
+}
+
 /// The tunables, all set by attributes; copied whole so that a change is
 /// validated on a copy and applied at once.
 #[derive(Clone, Copy)]
@@ -195,6 +280,8 @@ struct Config {
     flow_max_rate: u64,
     ce_threshold: u64,
     horizon: u64,
+    /// Packets due within it are sent now, for the device to pace (ns).
+    offload_horizon: u64,
     orphan_mask: u32,
     low_rate_threshold: u32,
     rate_enable: bool,
@@ -239,16 +326,15 @@ impl FqSchedData {
     /// `fq_flow_set_throttled()`, after [`kernel::flow_table::Front::throttle`]).
     #[inline]
     fn fq_flow_throttled(&mut self, time_next_packet: u64) {
+        fq_flow_rb_insert(&mut self.time_next_delayed_flow, time_next_packet);
         self.stat_throttled = self.stat_throttled.wrapping_add(1);
-        if self.time_next_delayed_flow > time_next_packet {
-            self.time_next_delayed_flow = time_next_packet;
-        }
     }
 
     /// `fq_fastpath_check()`.
     #[inline]
     fn fq_fastpath_check(&self, sch: &Qdisc<Fq>, skb: &SkBuff, now: u64) -> bool {
-        if time_to_send(skb) > now {
+        // Due now, or within the pacing offload horizon.
+        if time_to_send(skb) > now.wrapping_add(self.cfg.offload_horizon) {
             return false;
         }
         if sch.qlen() != 0 {
@@ -263,7 +349,7 @@ impl FqSchedData {
                 return false;
             }
             // Delayed flows that are due must go first.
-            if self.time_next_delayed_flow <= now {
+            if self.time_next_delayed_flow <= now.wrapping_add(self.cfg.offload_horizon) {
                 return false;
             }
         }
@@ -288,15 +374,18 @@ impl FqSchedData {
         skb: &mut SkBuff,
         now: u64,
     ) -> Option<(usize, Option<u32>)> {
-        // The state is read once (C reads it twice: `sk_listener()`, then
-        // the test for TCP_CLOSE).
+        // The state is read once (C reads it twice: `sk_listener_or_tw()`,
+        // then the test for TCP_CLOSE).
         let sock = skb.sock().map(|sk| (sk.addr(), sk.state(), sk.hash()));
         // SYNACKs of request sockets and listeners are not part of a flow
-        // yet and must not be rate limited: treat them as orphans. Sockets
-        // in TCP_CLOSE (unconnected UDP) send to many destinations: hash.
-        // The low bit set keeps these keys apart from socket addresses.
+        // yet and must not be rate limited, nor the RSTs and ACKs TCP sends
+        // of TIME_WAIT sockets (`sk_listener_or_tw()`): treat them as
+        // orphans. Sockets in TCP_CLOSE (unconnected UDP) send to many
+        // destinations: hash. The low bit set keeps these keys apart from
+        // socket addresses.
         let (key, own_hash) = match sock {
-            None | Some((_, tcp_state::LISTEN | tcp_state::NEW_SYN_RECV, _)) => {
+            None
+            | Some((_, tcp_state::LISTEN | tcp_state::NEW_SYN_RECV | tcp_state::TIME_WAIT, _)) => {
                 let hash = skb.get_hash() & self.cfg.orphan_mask;
                 skb.orphan();
                 (((hash as usize) << 1) | 1, None)
@@ -338,22 +427,27 @@ impl FqSchedData {
     /// `fq_check_throttled()`.
     #[inline]
     fn fq_check_throttled(&mut self, now: u64) {
-        if self.time_next_delayed_flow > now {
+        if self.time_next_delayed_flow > now.wrapping_add(self.cfg.offload_horizon) {
             return;
         }
         self.fq_unthrottle(now);
     }
 
-    /// Returns the flows due by `now` to the old lists.
+    /// Returns the flows due by `now` plus the offload horizon to the old
+    /// lists.
     #[inline(never)]
     fn fq_unthrottle(&mut self, now: u64) {
         // Unthrottle latency EWMA: cheap, and helps to diagnose timer
-        // problems.
+        // problems. Only a late wakeup is a sample: with an offload
+        // horizon, flows are unthrottled before they are due.
         let sample = now.wrapping_sub(self.time_next_delayed_flow);
-        self.unthrottle_latency_ns = self
-            .unthrottle_latency_ns
-            .wrapping_sub(self.unthrottle_latency_ns >> 3)
-            .wrapping_add(sample >> 3);
+        if sample as i64 > 0 {
+            self.unthrottle_latency_ns = self
+                .unthrottle_latency_ns
+                .wrapping_sub(self.unthrottle_latency_ns >> 3)
+                .wrapping_add(sample >> 3);
+        }
+        let now = now.wrapping_add(self.cfg.offload_horizon);
 
         self.time_next_delayed_flow = u64::MAX;
         while let Some(f) = self.table.first_throttled() {
@@ -375,6 +469,8 @@ impl FqSchedData {
         // The fast path queue goes first.
         if let Some(skb) = self.internal.queue.pop_front(time_to_send_q) {
             self.internal.qlen = self.internal.qlen.wrapping_sub(1);
+            // `fq_dequeue_skb()`: the adapter uncounts the skb from
+            // `q.qlen` and the backlog as it returns.
             sch.bstats_update(&skb);
             return Some(skb);
         }
@@ -449,7 +545,7 @@ impl FqSchedData {
                 continue;
             };
             let time_next_packet = core::cmp::max(front.key(), fl.time_next_packet);
-            if now < time_next_packet {
+            if now.wrapping_add(self.cfg.offload_horizon) < time_next_packet {
                 fl.time_next_packet = time_next_packet;
                 f.throttle();
                 self.fq_flow_throttled(time_next_packet);
@@ -458,10 +554,9 @@ impl FqSchedData {
             let Some(mut skb) = fl.queue.pop(front) else {
                 continue;
             };
-            fl.qlen = fl.qlen.wrapping_sub(1);
-            if fl.qlen == 0 {
-                self.inactive_flows = self.inactive_flows.wrapping_add(1);
-            }
+            // `fq_dequeue_skb()`: the adapter uncounts the skb from
+            // `q.qlen` and the backlog as it returns.
+            sch.bstats_update(&skb);
             if (now
                 .wrapping_sub(time_next_packet)
                 .wrapping_sub(self.cfg.ce_threshold) as i64)
@@ -473,6 +568,10 @@ impl FqSchedData {
                 if skb.set_ce() != CeMark::Refused {
                     self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
                 }
+            }
+            fl.qlen = fl.qlen.wrapping_sub(1);
+            if fl.qlen == 0 {
+                self.inactive_flows = self.inactive_flows.wrapping_add(1);
             }
             let count = &mut self.band_pkt_count[skb_band(&skb) & BAND_MASK];
             *count = count.wrapping_sub(1);
@@ -486,12 +585,12 @@ impl FqSchedData {
             }
             break skb;
         };
-        sch.bstats_update(&skb);
         Some(skb)
     }
 
     /// `fq_reset()`: drop all packets and flows; statistics stay (the
-    /// adapter zeroes the qdisc's queue counters).
+    /// adapter zeroes the qdisc's queue counters before, as C's
+    /// `WRITE_ONCE()`s here do, and after).
     fn fq_reset(&mut self) {
         self.internal.queue = SkbTimeQueue::new();
         self.internal.qlen = 0;
@@ -554,9 +653,13 @@ fn fq_pace(cfg: &Config, f: &mut Flow, skb: &SkBuff, mut plen: u32, now: u64) ->
         too_long = true;
     }
     // Account for schedule/timer drift: time_next_packet was set when the
-    // prior packet was sent, and now can be late.
+    // prior packet was sent, and now can be late (or early, within the
+    // offload horizon: no drift to make up).
     if f.time_next_packet != 0 {
-        len -= core::cmp::min(len / 2, now.wrapping_sub(f.time_next_packet));
+        let drift = now.wrapping_sub(f.time_next_packet) as i64;
+        if drift > 0 {
+            len -= core::cmp::min(len / 2, drift as u64);
+        }
     }
     f.time_next_packet = now.wrapping_add(len);
     too_long
@@ -564,7 +667,7 @@ fn fq_pace(cfg: &Config, f: &mut Flow, skb: &SkBuff, mut plen: u32, now: u64) ->
 
 /// The attribute policy, as C's `fq_policy`.
 static IQ_RANGE: Range = Range::new(0, 1 << 20);
-const TCA_FQ_N: usize = uapi::TCA_FQ_WEIGHTS as usize + 1;
+const TCA_FQ_N: usize = uapi::TCA_FQ_OFFLOAD_HORIZON as usize + 1;
 static FQ_POLICY: [Policy; TCA_FQ_N] = {
     let mut p = [Policy::u32(); TCA_FQ_N];
     p[uapi::TCA_FQ_UNSPEC as usize] = Policy::strict_start(uapi::TCA_FQ_TIMER_SLACK as u16);
@@ -583,8 +686,14 @@ const DEFAULT_PRIO2BAND: [u8; TC_PRIO_MAX + 1] = [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 
 static DEFRATE_WARNED: AtomicUsize = AtomicUsize::new(0);
 
 /// Validates the attributes in `opt` against `old` and returns the new
-/// configuration; applies nothing.
-fn fq_parse(opt: &NlAttr, old: &Config, extack: &mut ExtAck<'_>) -> Result<Config> {
+/// configuration; applies nothing. `max_offload_horizon` is the device's
+/// (`qdisc_dev(sch)->max_pacing_offload_horizon`, ns).
+fn fq_parse(
+    opt: &NlAttr,
+    old: &Config,
+    max_offload_horizon: u64,
+    extack: &mut ExtAck<'_>,
+) -> Result<Config> {
     let tb: Attrs<'_, TCA_FQ_N> = opt.parse_nested(&FQ_POLICY, extack)?;
     let mut c = *old;
 
@@ -683,6 +792,16 @@ fn fq_parse(opt: &NlAttr, old: &Config, extack: &mut ExtAck<'_>) -> Result<Confi
     if let Some(v) = tb.u8(uapi::TCA_FQ_HORIZON_DROP) {
         c.horizon_drop = v;
     }
+    if let Some(v) = tb.u32(uapi::TCA_FQ_OFFLOAD_HORIZON) {
+        let offload_horizon = NSEC_PER_USEC * v as u64;
+
+        if offload_horizon <= max_offload_horizon {
+            c.offload_horizon = offload_horizon;
+        } else {
+            extack.set_msg(c_str!("sch_fq: invalid offload_horizon"));
+            return Err(EINVAL);
+        }
+    }
     Ok(c)
 }
 
@@ -723,6 +842,7 @@ impl QdiscOps for Fq {
             flow_max_rate: u64::MAX,
             ce_threshold: NSEC_PER_USEC * u32::MAX as u64,
             horizon: 10 * NSEC_PER_SEC,
+            offload_horizon: 0,
             orphan_mask: 1024 - 1,
             low_rate_threshold: 550000 / 8,
             rate_enable: true,
@@ -734,7 +854,7 @@ impl QdiscOps for Fq {
             timer_slack: 10 * NSEC_PER_USEC as u32,
         };
         let cfg = match opt {
-            Some(opt) => fq_parse(opt, &defaults, extack)?,
+            Some(opt) => fq_parse(opt, &defaults, sch.max_pacing_offload_horizon(), extack)?,
             None => defaults,
         };
         let band = PerBandFlows {
@@ -783,25 +903,26 @@ impl QdiscOps for Fq {
         if q.band_pkt_count[band as usize & BAND_MASK] >= sch.limit() {
             let drops = &mut q.stat_band_drops[band as usize & BAND_MASK];
             *drops = drops.wrapping_add(1);
-            return to_free.drop(skb, DropReason::FqBandLimit);
+            return to_free.drop(skb, DropReason::BandLimit);
         }
 
         let now = ktime_get_ns();
-        let tstamp = skb.tstamp();
-        if tstamp == 0 {
+        if skb.tstamp() == 0 {
             set_time_to_send(&mut skb, now);
         } else {
+            let mut time_to_send = fq_skb_tstamp_to_mono(&mut skb);
+
             // Is the timestamp too far in the future?
-            if tstamp as i64 > now.wrapping_add(q.cfg.horizon) as i64 {
+            if fq_packet_beyond_horizon(time_to_send, &q.cfg, now) {
                 if q.cfg.horizon_drop != 0 {
                     q.stat_horizon_drops = q.stat_horizon_drops.wrapping_add(1);
-                    return to_free.drop(skb, DropReason::FqHorizonLimit);
+                    return to_free.drop(skb, DropReason::HorizonLimit);
                 }
                 q.stat_horizon_caps = q.stat_horizon_caps.wrapping_add(1);
-                skb.set_tstamp(now.wrapping_add(q.cfg.horizon));
+                time_to_send = now.wrapping_add(q.cfg.horizon) as i64;
+                fq_mono_to_skb_tstamp(&mut skb, time_to_send);
             }
-            let t = skb.tstamp();
-            set_time_to_send(&mut skb, t);
+            set_time_to_send(&mut skb, time_to_send as u64);
         }
 
         let Some((key, own_hash)) = q.fq_classify_key(sch, &mut skb, now) else {
@@ -825,7 +946,7 @@ impl QdiscOps for Fq {
             full,
         } = q.table.lookup(
             key,
-            FQ_GC_MAX,
+            usize::MAX,
             move |f| {
                 time_after(
                     *now_j.get_or_insert_with(jiffies),
@@ -847,7 +968,7 @@ impl QdiscOps for Fq {
             // At the limit the table may stay full: none of fq's controls
             // would hold for the traffic of new flows there.
             if full {
-                return to_free.drop(skb, DropReason::QdiscDrop);
+                return to_free.drop(skb, DropReason::Maxflows);
             }
             return FqSchedData::internal_enqueue(&mut q.internal, skb);
         };
@@ -878,7 +999,7 @@ impl QdiscOps for Fq {
         // C compares `int qlen` with `u32 flow_plimit` as unsigned.
         if f.qlen as u32 >= cfg.flow_plimit {
             q.stat_flows_plimit = q.stat_flows_plimit.wrapping_add(1);
-            return to_free.drop(skb, DropReason::FqFlowLimit);
+            return to_free.drop(skb, DropReason::FlowLimit);
         }
         // As in C, a detached flow joins the new list of the band it had (0
         // for a new flow), not of this packet's band.
@@ -893,8 +1014,19 @@ impl QdiscOps for Fq {
         let was_empty = f.qlen == 0;
         f.qlen = f.qlen.wrapping_add(1);
         set_skb_band(&mut skb, band);
+        // Read before the skb is queued, C after: the same values.
+        let skb_time_to_send = time_to_send(&skb);
+        let skb_tstamp = skb.tstamp();
         let (skb, status) = skb.queue();
         FqSchedData::flow_queue_add(&mut f, skb);
+
+        if skb_time_to_send < f.time_next_packet
+            && skb_tstamp != 0
+            && f.is_throttled()
+            && cfg.flow_max_rate == u64::MAX
+        {
+            fq_flow_adjust_timer(&mut q.time_next_delayed_flow, &mut f, skb_time_to_send, now);
+        }
         if was_empty {
             q.inactive_flows = q.inactive_flows.wrapping_sub(1);
         }
@@ -917,7 +1049,7 @@ impl QdiscOps for Fq {
     fn change(sch: &mut QdiscChange<'_, Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result {
         // Validate on a snapshot; nothing is applied if anything is wrong.
         let old = sch.with_lock(|_, q| q.cfg);
-        let cfg = fq_parse(opt, &old, extack)?;
+        let cfg = fq_parse(opt, &old, sch.max_pacing_offload_horizon(), extack)?;
         let new_root = if cfg.fq_trees_log != old.fq_trees_log {
             Some(Chains::new(cfg.fq_trees_log, sch.process_context())?)
         } else {
@@ -962,6 +1094,10 @@ impl QdiscOps for Fq {
             msg.put_u32(uapi::TCA_FQ_BUCKETS_LOG, c.fq_trees_log as u32)?;
             msg.put_u32(uapi::TCA_FQ_TIMER_SLACK, c.timer_slack)?;
             msg.put_u32(uapi::TCA_FQ_HORIZON, (c.horizon / NSEC_PER_USEC) as u32)?;
+            msg.put_u32(
+                uapi::TCA_FQ_OFFLOAD_HORIZON,
+                (c.offload_horizon / NSEC_PER_USEC) as u32,
+            )?;
             msg.put_u8(uapi::TCA_FQ_HORIZON_DROP, c.horizon_drop)?;
             let mut prio = [0u8; 20];
             prio[..4].copy_from_slice(&(FQ_BANDS as i32).to_ne_bytes());

@@ -36,8 +36,14 @@ __rust_helper struct sk_buff *rust_helper_qdisc_dequeue_gso_skb(struct Qdisc *sc
 	struct sk_buff *skb = __skb_dequeue(&sch->gso_skb);
 
 	if (skb) {
-		sch->q.qlen--;
+		qdisc_qlen_dec(sch);
 		qdisc_qstats_backlog_dec(sch, skb);
 	}
 	return skb;
+}
+
+/* The device's pacing offload horizon, in ns, as sch_fq reads it. */
+__rust_helper u64 rust_helper_qdisc_dev_max_pacing_offload_horizon(struct Qdisc *sch)
+{
+	return qdisc_dev(sch)->max_pacing_offload_horizon;
 }

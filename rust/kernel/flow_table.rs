@@ -303,7 +303,8 @@ impl<T: FlowItem> Chains<T> {
 /// costs what it costs in C. A flow is reached through a [`FlowMut`],
 /// [`Front`] or [`Throttled`] handle, each holding the table's `&mut`
 /// borrow for as long as it lives: while a handle exists, no other
-/// method of the table can run, so nothing can free the flow it names,
+/// method of the table can run but the shared ones a [`FlowMut`] lends
+/// ([`FlowMut::table`]), so nothing can free the flow it names,
 /// and no handle outlives its callback. Flows are freed only inside
 /// [`Self::lookup`] (collected), [`Self::rehash`] and [`Self::clear`]
 /// (also when the table is dropped), which hold no handle and return none
@@ -377,7 +378,8 @@ impl<T: FlowItem> Chains<T> {
 /// ```
 ///
 /// The throttled flows come out by deadline, ties in the order they were
-/// throttled; one can be taken out of the heap from the middle.
+/// throttled; one can be taken out of the heap from the middle, or
+/// throttled again to another deadline.
 ///
 /// ```
 /// use kernel::context::Atomic;
@@ -409,6 +411,12 @@ impl<T: FlowItem> Chains<T> {
 /// // Flow 10 (due 0) leaves from wherever it is in the heap.
 /// let mut f = t.lookup(10, 0, |_| false, || F { id: 0, due: 0 }, &Atomic).flow.unwrap();
 /// assert!(f.is_throttled() && f.unthrottle(l0) && !f.unthrottle(l0));
+/// assert!(!f.rethrottle(|f| f.due = 1));
+/// assert_eq!(t.throttled_len(), 63);
+/// // Flow 63 (due 1) is due at 9 instead: behind the flows due then.
+/// let mut f = t.lookup(63, 0, |_| false, || F { id: 0, due: 0 }, &Atomic).flow.unwrap();
+/// assert!(f.rethrottle(|f| f.due = 9) && f.due == 9);
+/// assert_eq!(f.table().first_deadline(), Some(0));
 /// assert_eq!(t.throttled_len(), 63);
 /// let mut last = None;
 /// while let Some(f) = t.first_throttled() {
@@ -417,6 +425,8 @@ impl<T: FlowItem> Chains<T> {
 ///     last = at;
 ///     f.unthrottle(l0);
 /// }
+/// assert_eq!(last, Some((9, 63)));
+/// assert_eq!(t.first_deadline(), None);
 /// assert_eq!(t.front(l0).map(|f| f.id), Some(10));
 /// # Ok::<(), Error>(())
 /// ```
@@ -652,6 +662,20 @@ impl<T: FlowItem> FlowTable<T> {
             table: self,
             list,
         })
+    }
+
+    /// The [`FlowItem::deadline`] of the throttled flow due first, if any
+    /// (C's `rb_first(&q->delayed)`'s `time_next_packet`).
+    #[inline]
+    pub fn first_deadline(&self) -> Option<u64> {
+        if self.heap_len == 0 {
+            return None;
+        }
+        let node = *self.heap.get(0);
+        // SAFETY: `heap[0]` is a live node (type invariant); with `&self`
+        // of the table, no `&mut` to its value exists (values are reached
+        // mutably only through a handle holding the table's `&mut`).
+        Some(unsafe { (*node).val.deadline() })
     }
 
     /// The throttled flow due first, if any.
@@ -1187,6 +1211,35 @@ impl<T: FlowItem> FlowMut<'_, T> {
             self.table.push_tail(self.node, l);
         }
         true
+    }
+
+    /// Throttles the flow again, if it is throttled, after `f` changed it
+    /// (its [`FlowItem::deadline`]): out of the heap, `f`, back in, last
+    /// among the flows of its deadline as one throttled now (C's
+    /// `rb_erase()` of a flow from `q->delayed`, then its insertion
+    /// again). `false`, without calling `f`, if it is not throttled.
+    pub fn rethrottle(&mut self, f: impl FnOnce(&mut T)) -> bool {
+        if !self.is_throttled() {
+            return false;
+        }
+        // SAFETY: Live (type invariant) and throttled. Out of the heap it
+        // is on no list: detached, which its state says while `f` runs.
+        unsafe {
+            self.table.heap_remove(self.node);
+            (*self.node).state = DETACHED;
+        }
+        f(self);
+        // SAFETY: Live, on no list and not in the heap (above); the heap
+        // has room for every flow (type invariant).
+        unsafe { self.table.heap_push(self.node) };
+        true
+    }
+
+    /// The table, for its shared methods (such as
+    /// [`FlowTable::first_deadline`]) while the flow is held.
+    #[inline]
+    pub fn table(&self) -> &FlowTable<T> {
+        &*self.table
     }
 }
 

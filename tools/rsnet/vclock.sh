@@ -12,8 +12,11 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # What the qdiscs may reach of time: conversions, and the watchdog's init
-# (it only initialises an hrtimer that is never started).
-allowed='^(__msecs_to_jiffies|__usecs_to_jiffies|jiffies_to_usecs|jiffies_to_msecs|rust_helper_usecs_to_jiffies|qdisc_watchdog_init_clockid|fq_vclock_.*)$'
+# (it only initialises an hrtimer that is never started). ktime_mono_to_any
+# converts a packet's timestamp between clocks: it adds the offset of
+# CLOCK_REALTIME or CLOCK_TAI to CLOCK_MONOTONIC, which only setting the
+# time changes, and reads no clock.
+allowed='^(__msecs_to_jiffies|__usecs_to_jiffies|jiffies_to_usecs|jiffies_to_msecs|rust_helper_usecs_to_jiffies|ktime_mono_to_any|qdisc_watchdog_init_clockid|fq_vclock_.*)$'
 # Anything else of these names reads a clock or arms a timer.
 suspect='jiffies|ktime|clock|hrtimer|timer|watchdog|register_qdisc|netif_schedule'
 

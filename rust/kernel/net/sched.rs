@@ -176,14 +176,18 @@ impl<T: QdiscOps> Qdisc<T> {
         let p = self.as_ptr();
         // SAFETY: The qdisc is valid and locked (type invariant); place
         // expressions on the two fields, no reference to the whole qdisc,
-        // whose `state` other CPUs change atomically meanwhile.
+        // whose `state` other CPUs change atomically meanwhile. Each is
+        // written once, as `qdisc_qlen_dec()` and `qstats_backlog_sub()`
+        // do (`WRITE_ONCE()`), for the readers that do not take the lock.
         unsafe {
-            if (*p).q.qlen == 0 {
+            let qlen = ptr::addr_of_mut!((*p).q.qlen);
+            if *qlen == 0 {
                 drop(skb);
                 return None;
             }
-            (*p).q.qlen -= 1;
-            (*p).qstats.backlog = (*p).qstats.backlog.saturating_sub(len);
+            ptr::write_volatile(qlen, *qlen - 1);
+            let backlog = ptr::addr_of_mut!((*p).qstats.backlog);
+            ptr::write_volatile(backlog, (*backlog).saturating_sub(len));
         }
         Some(skb)
     }
@@ -292,7 +296,8 @@ pub trait QdiscOps: Sized + 'static {
     fn dequeue(sch: &Qdisc<Self>, q: &mut Self::Data) -> Option<Queued<Self>>;
 
     /// Drops every queued packet (every [`Queued`] the state holds) and
-    /// forgets the flows; the adapter then zeroes the queue counts.
+    /// forgets the flows; the adapter zeroes the queue counts before and
+    /// after it.
     fn reset(sch: &Qdisc<Self>, q: &mut Self::Data);
 
     /// Applies new options (`tc qdisc change`).
@@ -408,14 +413,22 @@ impl<T: QdiscOps> Adapter<T> {
     unsafe extern "C" fn reset(sch: *mut bindings::Qdisc) {
         // SAFETY: Called under the root lock, or with the qdisc to
         // ourselves; `initialised` is only written under the same rules.
+        // The counts are written once each (`WRITE_ONCE()`), for the
+        // readers that do not take the lock.
         unsafe {
+            let qlen = ptr::addr_of_mut!((*sch).q.qlen);
+            let backlog = ptr::addr_of_mut!((*sch).qstats.backlog);
+            // Nothing counts as queued while the qdisc drops what it holds
+            // (C's `fq_reset()` zeroes the counts first), ...
+            ptr::write_volatile(qlen, 0);
+            ptr::write_volatile(backlog, 0);
             if (*Qdisc::<T>::priv_of(sch)).initialised {
                 T::reset(Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch));
             }
-            // Nothing is queued after a reset, whatever `T::reset` left
-            // (`qdisc_reset()` zeroes them after it too).
-            (*sch).q.qlen = 0;
-            (*sch).qstats.backlog = 0;
+            // ... nor after, whatever `T::reset` left (`qdisc_reset()`
+            // zeroes them after it too).
+            ptr::write_volatile(qlen, 0);
+            ptr::write_volatile(backlog, 0);
         }
     }
 

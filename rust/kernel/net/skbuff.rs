@@ -5,10 +5,12 @@
 //! C header: [`include/linux/skbuff.h`](srctree/include/linux/skbuff.h)
 //!
 //! [`SkBuff`] is an owned skb; what a qdisc needs of one beyond that is in
-//! a file each: why a packet is dropped ([`DropReason`]), the qdisc's
+//! a file each: why a qdisc drops a packet ([`DropReason`]), the qdisc's
 //! per-packet state in the control block ([`QdiscCb`]), the packet's
 //! socket ([`SockRef`]), and queues of owned skbs ([`SkbQueue`],
-//! [`SkbTimeQueue`]).
+//! [`SkbTimeQueue`]). The clocks of a packet's timestamp are
+//! [`skb_clock`], converted from `CLOCK_MONOTONIC` with
+//! [`ktime_mono_to_any`].
 
 use crate::bindings;
 use core::ptr::NonNull;
@@ -117,6 +119,37 @@ impl SkBuff {
     pub fn set_tstamp(&mut self, tstamp: u64) {
         // SAFETY: The pointer is valid and the metadata ours (invariant).
         unsafe { (*self.as_ptr()).__bindgen_anon_2.tstamp = tstamp as bindings::ktime_t };
+    }
+
+    /// Returns the clock of [`Self::tstamp`] (`skb->tstamp_type`, one of
+    /// [`skb_clock`]; the 2-bit field can also hold 3, which no clock has).
+    #[inline]
+    pub fn tstamp_type(&self) -> u8 {
+        // SAFETY: The pointer is valid (type invariant); `tstamp_type` is a
+        // bitfield of the `headers` group.
+        unsafe {
+            (*self.as_ptr())
+                .__bindgen_anon_4
+                .__bindgen_anon_1
+                .as_ref()
+                .tstamp_type()
+        }
+    }
+
+    /// Sets the clock of [`Self::tstamp`] (`skb->tstamp_type`); only the
+    /// low 2 bits of `tstamp_type` are kept, as C's bitfield keeps them.
+    #[inline]
+    pub fn set_tstamp_type(&mut self, tstamp_type: u8) {
+        // SAFETY: The pointer is valid and the metadata ours (invariant);
+        // `tstamp_type` is a bitfield of the `headers` group, whose setter
+        // writes only its own 2 bits.
+        unsafe {
+            (*self.as_ptr())
+                .__bindgen_anon_4
+                .__bindgen_anon_1
+                .as_mut()
+                .set_tstamp_type(tstamp_type)
+        }
     }
 
     /// Returns the flow hash, computing it if needed (`skb_get_hash()`).
@@ -238,6 +271,64 @@ impl SkBuff {
             CeMark::Unchanged
         }
     }
+}
+
+/// The clocks of a packet's timestamp (`enum skb_tstamp_type`), as
+/// [`SkBuff::tstamp_type`] returns them.
+pub mod skb_clock {
+    use crate::bindings;
+
+    /// `SKB_CLOCK_REALTIME` (0: what an skb has unless set otherwise).
+    pub const REALTIME: u8 = bindings::skb_tstamp_type_SKB_CLOCK_REALTIME as u8;
+    /// `SKB_CLOCK_MONOTONIC`.
+    pub const MONOTONIC: u8 = bindings::skb_tstamp_type_SKB_CLOCK_MONOTONIC as u8;
+    /// `SKB_CLOCK_TAI`.
+    pub const TAI: u8 = bindings::skb_tstamp_type_SKB_CLOCK_TAI as u8;
+}
+
+/// A clock's offset from `CLOCK_MONOTONIC` (`enum tk_offsets`), for
+/// [`ktime_mono_to_any`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TkOffs {
+    /// `CLOCK_REALTIME` (`TK_OFFS_REAL`).
+    Real,
+    /// `CLOCK_BOOTTIME` (`TK_OFFS_BOOT`).
+    Boot,
+    /// `CLOCK_TAI` (`TK_OFFS_TAI`).
+    Tai,
+}
+
+/// Converts `tmono`, a `CLOCK_MONOTONIC` time in ns (`ktime_t`), to the
+/// clock of `offs` (`ktime_mono_to_any()`): `tmono` plus the clock's
+/// current offset, wrapping as the kernel's `ktime_add()` does. Reads no
+/// clock, only the offset, which changes when the time is set.
+#[inline]
+pub fn ktime_mono_to_any(tmono: i64, offs: TkOffs) -> i64 {
+    let offs = match offs {
+        TkOffs::Real => bindings::tk_offsets_TK_OFFS_REAL,
+        TkOffs::Boot => bindings::tk_offsets_TK_OFFS_BOOT,
+        TkOffs::Tai => bindings::tk_offsets_TK_OFFS_TAI,
+    };
+    // SAFETY: `ktime_mono_to_any()` reads the offset `offs` names, one of
+    // the valid `tk_offsets` below `TK_OFFS_MAX`, in any context.
+    unsafe { bindings::ktime_mono_to_any(tmono, offs) }
+}
+
+/// Converts `tmono`, a `CLOCK_MONOTONIC` time in ns, to `CLOCK_REALTIME`
+/// (`ktime_mono_to_real()`).
+#[inline]
+pub fn ktime_mono_to_real(tmono: i64) -> i64 {
+    ktime_mono_to_any(tmono, TkOffs::Real)
+}
+
+/// Returns `true` if a message about the networking stack may be printed
+/// now (`net_ratelimit()`): the limit all of it shares
+/// (`net.core.message_cost`, `net.core.message_burst`). Print with
+/// `pr_warn!` when it does, as `net_warn_ratelimited()` does.
+#[inline]
+pub fn net_ratelimit() -> bool {
+    // SAFETY: `net_ratelimit()` may be called in any context.
+    unsafe { bindings::net_ratelimit() != 0 }
 }
 
 impl Drop for SkBuff {

@@ -34,6 +34,16 @@ impl<T: QdiscOps> QdiscInit<'_, T> {
         unsafe { bindings::qdisc_psched_mtu(self.ptr) }
     }
 
+    /// Returns how far ahead of its time the device may be given a paced
+    /// packet, in ns (`qdisc_dev(sch)->max_pacing_offload_horizon`): 0 for
+    /// a device that does not pace.
+    #[inline]
+    pub fn max_pacing_offload_horizon(&self) -> u64 {
+        // SAFETY: The qdisc and its device are valid (type invariant); the
+        // helper reads one field of the device.
+        unsafe { bindings::qdisc_dev_max_pacing_offload_horizon(self.ptr) }
+    }
+
     /// Sets the queue limit in packets (`sch->limit`).
     #[inline]
     pub fn set_limit(&mut self, limit: u32) {
@@ -61,6 +71,16 @@ impl<T: QdiscOps> QdiscChange<'_, T> {
     #[inline]
     pub fn process_context(&self) -> &ProcessContext {
         &self.ctx
+    }
+
+    /// Returns how far ahead of its time the device may be given a paced
+    /// packet, in ns (`qdisc_dev(sch)->max_pacing_offload_horizon`): 0 for
+    /// a device that does not pace.
+    #[inline]
+    pub fn max_pacing_offload_horizon(&self) -> u64 {
+        // SAFETY: The qdisc and its device are valid (type invariant); the
+        // helper reads one field of the device.
+        unsafe { bindings::qdisc_dev_max_pacing_offload_horizon(self.ptr) }
     }
 
     /// Runs `f` with the qdisc's root lock held (`sch_tree_lock()`), with

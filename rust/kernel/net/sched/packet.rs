@@ -13,7 +13,7 @@ use crate::{
 use core::{
     marker::PhantomData,
     ops::{Deref, DerefMut},
-    ptr::NonNull,
+    ptr::{self, NonNull},
 };
 
 /// The result of one enqueue (`NET_XMIT_*`), for the skb it was given.
@@ -53,10 +53,14 @@ impl<'a, T: QdiscOps> Incoming<'a, T> {
         // SAFETY: The qdisc is valid and locked for the call (type
         // invariant of `Qdisc`); place expressions on the two fields. The
         // qdiscs of this trait keep their statistics in the qdisc, not per
-        // CPU.
+        // CPU. Each is written once, as `qdisc_qlen_inc()` and
+        // `qstats_backlog_add()` do (`WRITE_ONCE()`), for the readers that
+        // do not take the lock.
         unsafe {
-            (*q).q.qlen = (*q).q.qlen.wrapping_add(1);
-            (*q).qstats.backlog = (*q).qstats.backlog.wrapping_add(len);
+            let qlen = ptr::addr_of_mut!((*q).q.qlen);
+            ptr::write_volatile(qlen, (*qlen).wrapping_add(1));
+            let backlog = ptr::addr_of_mut!((*q).qstats.backlog);
+            ptr::write_volatile(backlog, (*backlog).wrapping_add(len));
         }
         (
             Queued(self.skb, PhantomData),

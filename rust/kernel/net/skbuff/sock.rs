@@ -18,6 +18,9 @@ pub mod tcp_state {
     pub const LISTEN: u32 = bindings::TCP_LISTEN;
     /// `TCP_NEW_SYN_RECV`: a request socket.
     pub const NEW_SYN_RECV: u32 = bindings::TCP_NEW_SYN_RECV;
+    /// `TCP_TIME_WAIT`: a timewait socket (TCP sends RSTs and ACKs of
+    /// them).
+    pub const TIME_WAIT: u32 = bindings::TCP_TIME_WAIT;
 }
 
 /// The socket of a packet, as a qdisc sees it.

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kernel's own tc-testing fq tests (tc-tests/qdiscs/fq.json of the 6.12
-# tree, unmodified) against the Rust fq, with C sch_fq barred from loading.
-# Each tdc result becomes one KTAP result here.
+# The kernel's own tc-testing fq tests (tc-tests/qdiscs/fq.json of the test
+# kernel's tree, unmodified) against the Rust fq, with C sch_fq barred from
+# loading. Each tdc result becomes one KTAP result here.
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"

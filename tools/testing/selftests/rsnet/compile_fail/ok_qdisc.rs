@@ -47,7 +47,7 @@ impl QdiscOps for Cf {
     ) -> XmitStatus<'a> {
         q.n = q.n.wrapping_add(1);
         if q.held.len() >= sch.limit() {
-            return f.drop(skb, DropReason::FqFlowLimit);
+            return f.drop(skb, DropReason::FlowLimit);
         }
         let (skb, status) = skb.queue();
         q.held.push_back(skb);

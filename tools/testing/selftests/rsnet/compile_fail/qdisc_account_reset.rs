@@ -40,7 +40,7 @@ impl QdiscOps for Cf {
         skb: Incoming<'a, Self>,
         f: &mut ToFree<'_>,
     ) -> XmitStatus<'a> {
-        f.drop(skb, DropReason::FqFlowLimit)
+        f.drop(skb, DropReason::FlowLimit)
     }
     fn dequeue(sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         sch.account_reset();

@@ -65,7 +65,7 @@ impl QdiscOps for Cf {
         f: &mut ToFree<'_>,
     ) -> XmitStatus<'a> {
         let _ = q.t.lookup(1, 0, |_| false, || F, &Sleepy);
-        f.drop(skb, DropReason::FqFlowLimit)
+        f.drop(skb, DropReason::FlowLimit)
     }
     fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         None

@@ -44,7 +44,7 @@ impl QdiscOps for Cf {
     ) -> XmitStatus<'a> {
         let (s, _) = skb.queue();
         q.held.push_back(s);
-        f.drop(skb, DropReason::FqFlowLimit)
+        f.drop(skb, DropReason::FlowLimit)
     }
     fn dequeue(_sch: &Qdisc<Self>, q: &mut State) -> Option<Queued<Self>> {
         q.held.pop_front()

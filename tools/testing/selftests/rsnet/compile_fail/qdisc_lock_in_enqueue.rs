@@ -42,7 +42,7 @@ impl QdiscOps for Cf {
     ) -> XmitStatus<'a> {
         let again = sch.lock();
         q.n = again.n;
-        f.drop(skb, DropReason::FqFlowLimit)
+        f.drop(skb, DropReason::FlowLimit)
     }
     fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         None

@@ -45,7 +45,7 @@ impl QdiscOps for Cf {
         if let Some(raw) = q.raw.pop_front() {
             q.held.push_back(Queued(raw, core::marker::PhantomData));
         }
-        f.drop(skb, DropReason::FqFlowLimit)
+        f.drop(skb, DropReason::FlowLimit)
     }
     fn dequeue(_sch: &Qdisc<Self>, q: &mut State) -> Option<Queued<Self>> {
         q.held.pop_front()
