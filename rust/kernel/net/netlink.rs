@@ -92,7 +92,7 @@ use crate::{
     error::Error,
     error::{to_result, Result},
     ffi::{c_char, c_int},
-    str::CStr,
+    str::{CStr, CStrExt as _},
 };
 use core::{fmt, marker::PhantomData, ptr};
 

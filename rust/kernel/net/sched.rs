@@ -576,7 +576,7 @@ impl<T: QdiscOps> Default for OpsTable<T> {
 }
 
 impl<T: QdiscOps> OpsTable<T> {
-    const ID_FITS: () = assert!(T::ID.len_with_nul() <= 16, "qdisc ID longer than 15 bytes");
+    const ID_FITS: () = assert!(T::ID.to_bytes_with_nul().len() <= 16, "qdisc ID longer than 15 bytes");
     /// `Qdisc::privdata` is only cache-line aligned (`L1_CACHE_BYTES`), and
     /// `priv_size` is an `int`.
     const PRIV_FITS: () = assert!(
@@ -594,7 +594,7 @@ impl<T: QdiscOps> OpsTable<T> {
         // SAFETY: All zeroes is a valid `Qdisc_ops` (null pointers, `None`
         // callbacks, zero sizes), the state C expects before filling in.
         let mut ops: bindings::Qdisc_ops = unsafe { core::mem::zeroed() };
-        let id = T::ID.as_bytes_with_nul();
+        let id = T::ID.to_bytes_with_nul();
         let mut i = 0;
         while i < id.len() {
             ops.id[i] = id[i] as _;

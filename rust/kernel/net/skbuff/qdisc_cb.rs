@@ -136,9 +136,7 @@ impl SkBuff {
         // SAFETY: The pointer is valid (type invariant); `cb` holds a
         // `struct qdisc_skb_cb` while a qdisc has the packet.
         unsafe {
-            (*core::ptr::addr_of!((*self.as_ptr()).cb).cast::<bindings::qdisc_skb_cb>())
-                .__bindgen_anon_1
-                .pkt_len
+            (*core::ptr::addr_of!((*self.as_ptr()).cb).cast::<bindings::qdisc_skb_cb>()).pkt_len
         }
     }
 }
