@@ -280,7 +280,7 @@ kernel::module_registrations! {
         _hook: page_pool::Registration<RustPath> = (),
     },
     name: "page_pool_rs",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "page_pool recycle and refill path (Rust)",
     license: "GPL",
 }

@@ -104,7 +104,7 @@ kernel::module_registrations! {
         _cache: TxSkbCacheRegistration<TxCache> = (),
     },
     name: "tcp_tx_skb_cache",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "Per-socket TCP TX skb cache (net.ipv4.tcp_tx_skb_cache)",
     license: "GPL",
 }

@@ -47,7 +47,7 @@ use kernel::uapi;
 kernel::module_qdisc! {
     type: Fq,
     name: "sch_fq_rs",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "Fair Queue Packet Scheduler (Rust)",
     license: "GPL",
 }

@@ -52,7 +52,7 @@ pub trait Register: Sized {
 ///         hook: page_pool::Registration<RustPath> = (),
 ///     },
 ///     name: "page_pool_rs",
-///     author: "rsnet",
+///     authors: ["rsnet"],
 ///     description: "page_pool recycling in Rust",
 ///     license: "GPL",
 /// }

@@ -46,7 +46,7 @@ kernel::module_registrations! {
         _reg: Registration<Sample> = (Scope::Global, c_str!("rsnet/sample"), &ENTRIES, Sample),
     },
     name: "rust_sysctl",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "Rust sysctl sample",
     license: "GPL",
 }

@@ -685,7 +685,7 @@ impl<T: QdiscOps> Drop for Registration<T> {
 /// kernel::module_qdisc! {
 ///     type: Fq,
 ///     name: "sch_fq_rs",
-///     author: "rsnet",
+///     authors: ["rsnet"],
 ///     description: "Fair Queue Packet Scheduler (Rust)",
 ///     license: "GPL",
 /// }

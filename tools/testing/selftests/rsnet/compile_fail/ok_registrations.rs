@@ -14,7 +14,7 @@ kernel::module_registrations! {
         _cache: TxSkbCacheRegistration<Policy> = (),
     },
     name: "cf",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "compile-fail case",
     license: "GPL",
 }

@@ -12,7 +12,7 @@ kernel::qdisc_cb! {
 module! {
     type: Cf,
     name: "cf",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "compile-fail case",
     license: "GPL",
 }

@@ -11,7 +11,7 @@ use kernel::str::CStr;
 kernel::module_qdisc! {
     type: Cf,
     name: "cf",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "compile-fail case",
     license: "GPL",
 }

@@ -7,7 +7,7 @@ use kernel::registration::Register;
 module! {
     type: Cf,
     name: "cf",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "compile-fail case",
     license: "GPL",
 }

@@ -6,7 +6,7 @@ use kernel::prelude::*;
 module! {
     type: Cf,
     name: "cf",
-    author: "rsnet",
+    authors: ["rsnet"],
     description: "compile-fail case",
     license: "GPL",
 }
