@@ -16,7 +16,7 @@
 #   make fuzz     random fq netlink requests, C against Rust, at scale
 #                 (fq_fuzz.sh; FQ_FUZZ_SETS=50000)
 #   make lint     rustfmt, clippy and checkpatch
-#   make series   the patch series for a 6.12 tree ($RSNET_CACHE/series)
+#   make series   the patch series for a 7.2 tree ($RSNET_CACHE/series)
 #   make series-check  that series applied to the pristine tree, built
 #                 in-tree (EACH=1: every patch on its own), and make check
 #                 run on it (SUITE=0: build only)

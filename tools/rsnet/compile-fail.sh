@@ -21,7 +21,7 @@ cmdfile=$RSNET_TOP/net/sched/.$src.o.cmd
 [ -f "$cmdfile" ] || { src=sch_fq_rs_vt; cmdfile=$RSNET_TOP/net/sched/.$src.o.cmd; }
 [ -f "$cmdfile" ] || die "no $cmdfile: build the modules first"
 # Kbuild's rustc command, without the objtool step that follows it.
-cmd=$(sed -n 's/^savedcmd_[^ ]* := //p' "$cmdfile" | sed 's/ *; .*//; s/ *$//')
+cmd=$(sed -n 's/^savedcmd_[^ ]* := //p' "$cmdfile" | sed 's/ *;.*//; s/ *$//')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,7 +38,7 @@ for c in "${cases[@]}"; do
 	# Same flags; own crate name, source and output (metadata only).
 	one=$(sed -E "s# --crate-name [^ ]+# --crate-name cf_$name#;
 		s# --out-dir [^ ]+# --out-dir $tmp#;
-		s# --emit=dep-info=[^ ]+##; s# --emit=obj=[^ ]+# --emit=metadata=$tmp/$name.rmeta#;
+		s# --emit=dep-info=[^ ]+##; s# --emit=(obj|llvm-bc)=[^ ]+# --emit=metadata=$tmp/$name.rmeta#;
 		s# [^ ]+/$src\.rs\$# $dir/$c#;
 		s#^RUST_MODFILE=[^ ]+ ##" <<<"$cmd")
 	set +e

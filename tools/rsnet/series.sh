@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make series: the rsnet series as git format-patch output, made from this
-# repository onto the pristine Debian 6.12 tree (see patches/series).
+# repository onto the pristine Debian 7.2 tree (see patches/series).
 # make series-check: that series applied and built in-tree, patch by patch
 # (EACH=1; EACH_FROM=N from patch N), and the whole suite run on it
 # (SUITE=0 skips the suite).
@@ -46,7 +46,7 @@ if [ ! -d "$base/.git" ]; then
 	rm -rf "$base.tmp" && cp -a "$RSNET_CACHE/pristine-$(ksrc_version)" "$base.tmp"
 	# Debian's top-level .gitignore ignores everything at the top: -f.
 	(cd "$base.tmp" && git init -q -b pristine && git add -f -A . &&
-		GIT_AUTHOR_DATE="2000-01-01 00:00:00 +0000" GIT_COMMITTER_DATE="2000-01-01 00:00:00 +0000" git commit -q -m "Linux $(ksrc_version) (linux-source-6.12)") >>"$log" 2>&1 ||
+		GIT_AUTHOR_DATE="2000-01-01 00:00:00 +0000" GIT_COMMITTER_DATE="2000-01-01 00:00:00 +0000" git commit -q -m "Linux $(ksrc_version) ($KSRC_PKG)") >>"$log" 2>&1 ||
 		die "making the pristine git tree failed" "$log"
 	mv "$base.tmp" "$base"
 fi
@@ -125,7 +125,7 @@ for c in $(git -C "$work" rev-list --reverse "$pristine..rsnet"); do
 done
 rm -f "$work"/.checkpatch-camelcase.*
 [ "$fails" = 0 ] || die "$fails patch(es) of the series are not clean"
-step "series: $n patches and a cover letter in $out (git am them onto linux 6.12)"
+step "series: $n patches and a cover letter in $out (git am them onto linux 7.2)"
 [ "$mode" = check ] || exit 0
 
 # The series as a kernel tree. Moving its checkout from the last series

@@ -21,7 +21,6 @@ impl kernel::Module for Cf {
 }
 
 impl Hook for Cf {
-    const NAME: &'static CStr = c_str!("cf");
 
     fn refill_alloc_cache<'a>(
         _pool: &'a PagePool,
