@@ -163,7 +163,8 @@ impl<'p> Netmem<'p> {
         // SAFETY: A page we own (type invariant) is valid; its node bits
         // never change (`page_to_nid()`), but other bits of the word are
         // changed atomically by other CPUs, so it is read once, volatile.
-        let flags = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.page()).flags.f)) };
+        let flags =
+            unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.page()).flags.f)) };
         let mask = bindings::NODES_MASK as crate::ffi::c_ulong;
         Some(((flags >> bindings::NODES_PGSHIFT) & mask) as i32)
     }

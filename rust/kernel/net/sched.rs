@@ -576,7 +576,10 @@ impl<T: QdiscOps> Default for OpsTable<T> {
 }
 
 impl<T: QdiscOps> OpsTable<T> {
-    const ID_FITS: () = assert!(T::ID.to_bytes_with_nul().len() <= 16, "qdisc ID longer than 15 bytes");
+    const ID_FITS: () = assert!(
+        T::ID.to_bytes_with_nul().len() <= 16,
+        "qdisc ID longer than 15 bytes"
+    );
     /// `Qdisc::privdata` is only cache-line aligned (`L1_CACHE_BYTES`), and
     /// `priv_size` is an `int`.
     const PRIV_FITS: () = assert!(

@@ -23,6 +23,16 @@ pub mod tcp_state {
     pub const TIME_WAIT: u32 = bindings::TCP_TIME_WAIT;
 }
 
+// The fields below are read through bindgen's `struct sock`: it must be C's
+// (bindgen once missed a member of `socket_lock_t` and misplaced them all).
+const _: () = {
+    assert!(core::mem::size_of::<bindings::sock>() == bindings::SOCK_SIZE);
+    assert!(
+        core::mem::offset_of!(bindings::sock, sk_pacing_status)
+            == bindings::SOCK_PACING_STATUS_OFFSET
+    );
+};
+
 /// The socket of a packet, as a qdisc sees it.
 ///
 /// # Invariants
