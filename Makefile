@@ -10,7 +10,7 @@
 #   make bench    C vs Rust, on vs off (ROUNDS=5, BENCH=page_pool,tcp,
 #                 fq,fqscale picks the parts; cache misses per packet from
 #                 a TCG cache model, CACHE=0: without; REPEAT=1: the rows
-#                 of the model run twice and must agree to the last count)
+#                 of the model run twice and are compared)
 #   make oracle   C fq against Rust fq on the same scripts, at scale
 #                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
 #   make fuzz     random fq netlink requests, C against Rust, at scale
@@ -80,4 +80,4 @@ series-check: deps
 clean:
 	@find . -path ./.git -prune -o \( -name '*.o' -o -name '*.ko' -o -name '*.mod' \
 		-o -name '*.mod.c' -o -name '.*.cmd' -o -name '*.rmeta' -o -name '*.d' \
-		-o -name 'modules.order' -o -name 'Module.symvers' \) -type f -print0 | xargs -0 rm -f
+		-o -name 'modules.order' -o -name 'Module.symvers' -o -name '*.bc' \) -type f -print0 | xargs -0 rm -f

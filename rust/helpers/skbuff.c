@@ -76,9 +76,7 @@ __rust_helper bool rust_helper_skb_ecn_settable(const struct sk_buff *skb)
 }
 
 #ifdef CONFIG_TCP_TX_SKB_CACHE_HOOK
-/* The slot's address as C lays out struct sock: bindgen's layout of it
- * has been seen to differ from C's after sk_write_queue on 7.2.
- */
+/* The slot's address, taken where the field is declared: C. */
 __rust_helper struct sk_buff **rust_helper_sk_tx_skb_cache_slot(struct sock *sk)
 {
 	return &sk->sk_tx_skb_cache;

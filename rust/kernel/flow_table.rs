@@ -248,8 +248,7 @@ impl<T: FlowItem> Chains<T> {
             if self.ext.is_full() {
                 return false;
             }
-            let Ok(chunk) = KBox::init(pin_init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp)
-            else {
+            let Ok(chunk) = KBox::init(pin_init::zeroed::<[*mut Node<T>; PTR_CHUNK]>(), gfp) else {
                 return false;
             };
             if self.ext.push_chunk(chunk, gfp).is_err() {

@@ -264,9 +264,9 @@ pub trait Handler: Send + Sync + 'static {
     /// range) to entry `index`, whose value is `old`. Writes to one table
     /// are serialised, so `old` is current. Returning an error rejects the
     /// write with that error and keeps `old`. A write that parses nothing
-    /// (empty, or not at offset 0) does not reach the handler, and in the
-    /// legacy modes of `kernel.sysctl_writes_strict` a write not at offset 0 is
-    /// ignored rather than parsed.
+    /// (empty, or not at offset 0 in the default
+    /// `kernel.sysctl_writes_strict=1`) does not reach the handler; in the
+    /// other modes a write not at offset 0 is parsed and applied, as C's.
     fn write(&self, values: &Values, index: usize, old: i32, new: i32) -> Result {
         let _ = (values, index, old, new);
         Ok(())
@@ -518,15 +518,37 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         tmp_table.extra1 = ptr::from_ref(&state.min).cast_mut().cast::<c_void>();
         tmp_table.extra2 = ptr::from_ref(&state.max).cast_mut().cast::<c_void>();
 
+        if write == 0 {
+            // SAFETY: `tmp_table` is a valid `ctl_table` for one `c_int` at
+            // `tmp`, alive for the call; the other arguments come from the
+            // sysctl core unchanged.
+            return to_result(unsafe {
+                bindings::proc_dointvec_minmax(&tmp_table, 0, buffer, lenp, ppos)
+            })
+            .map(|()| 0);
+        }
+        let _guard = inner.write_lock.lock();
         // SAFETY: The sysctl core passes valid `lenp` and `ppos` pointers.
         let (len, pos) = unsafe { (*lenp, *ppos) };
-        // An empty write, or one that does not start at offset 0 (ignored by
-        // the core's default strict mode), parses nothing: it must not reach
-        // the handler as a write of the old value.
-        let parses = write != 0 && len != 0 && pos == 0;
-        let _guard = parses.then(|| inner.write_lock.lock());
-        if parses {
-            tmp = current();
+        // Whether C's parser takes a write that does not start at offset 0
+        // depends on `kernel.sysctl_writes_strict` (ignored in the default
+        // strict mode, parsed in the others), which is not exported: parse
+        // into two copies that start apart, from the same kernel buffer. A
+        // parsed write leaves both at the value written, an ignored one
+        // leaves them apart; an empty write is ignored in every mode.
+        let mut other: c_int = 0;
+        tmp = current();
+        if len != 0 && pos != 0 {
+            other = if tmp == 0 { 1 } else { 0 };
+            let mut other_table = tmp_table;
+            other_table.data = ptr::from_mut(&mut other).cast::<c_void>();
+            // SAFETY: As below, for the copy at `other`; `len` and `pos` are
+            // restored after it, so the second parse reads the same input.
+            let ret =
+                unsafe { bindings::proc_dointvec_minmax(&other_table, write, buffer, lenp, ppos) };
+            // SAFETY: The sysctl core passes valid `lenp` and `ppos` pointers.
+            unsafe { (*lenp, *ppos) = (len, pos) };
+            to_result(ret)?;
         }
         // SAFETY: `tmp_table` is a valid `ctl_table` for one `c_int` at
         // `tmp` with bounds at `extra1`/`extra2`, all alive for the call; the
@@ -534,6 +556,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         to_result(unsafe {
             bindings::proc_dointvec_minmax(&tmp_table, write, buffer, lenp, ppos)
         })?;
+        let parses = len != 0 && (pos == 0 || other == tmp);
         if parses {
             let old = current();
             inner.handler.write(&inner.values, state.index, old, tmp)?;

@@ -100,7 +100,7 @@ fi
 PY=/usr/bin/python3
 want=$(cat "$RSNET_TOP/tools/rsnet/requirements.txt"; echo "# python: $("$PY" --version 2>&1)")
 if [ ! -x "$VENV/bin/vng" ] || [ "$want" != "$(cat "$VENV/.requirements" 2>/dev/null)" ]; then
-	step "creating Python venv $VENV (virtme-ng, pyyaml, jsonschema)"
+	step "creating Python venv $VENV (virtme-ng, pyyaml, jsonschema, scapy)"
 	"$PY" -m venv --clear "$VENV" >"$LOGDIR/venv.log" 2>&1 || die "$PY -m venv failed" "$LOGDIR/venv.log"
 	"$VENV/bin/pip" install -q -r "$RSNET_TOP/tools/rsnet/requirements.txt" >>"$LOGDIR/venv.log" 2>&1 ||
 		die "pip install into $VENV failed" "$LOGDIR/venv.log"

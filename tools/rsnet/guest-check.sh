@@ -34,7 +34,7 @@ if [ -w $kml ]; then
 	echo scan=off >$kml
 fi
 
-# A kselftest BASE_DIR: the 6.12 tree's kselftest/ helpers beside our tests.
+# A kselftest BASE_DIR: the test kernel tree's kselftest/ helpers beside our tests.
 base=$(mktemp -d /tmp/ksft.XXXXXX)
 ln -s "$RSNET_KSRC/tools/testing/selftests/kselftest" "$base/kselftest"
 ln -s "$RSNET_TOP/tools/testing/selftests/rsnet" "$base/rsnet"

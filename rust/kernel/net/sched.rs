@@ -204,7 +204,7 @@ impl<T: QdiscOps> Qdisc<T> {
     #[inline]
     pub fn bstats_update(&self, skb: &SkBuff) {
         let bytes = u64::from(skb.qdisc_pkt_len());
-        let packets = u64::from(skb.stats_segs());
+        let packets = u64::from(skb.qdisc_pkt_segs());
         // SAFETY: As for `limit`. With 64-bit longs (checked at the top of
         // this file) `u64_stats_sync` is empty and `u64_stats_add()` a
         // plain add to the counter (`local64_add()`): the writers of a

@@ -57,6 +57,24 @@ impl SkBuff {
         Self(ptr)
     }
 
+    /// Frees the skb as consumed, not dropped (`consume_skb()`): a packet
+    /// that did its job, which drop monitors (`skb:kfree_skb`) do not count.
+    #[inline]
+    pub fn consume(self) {
+        let skb = self.into_raw().as_ptr();
+        // SAFETY: We own one reference (type invariant) and give it back.
+        #[cfg(CONFIG_TRACEPOINTS)]
+        unsafe {
+            bindings::consume_skb(skb)
+        };
+        // Without tracepoints, `consume_skb()` is `kfree_skb()`.
+        // SAFETY: As above.
+        #[cfg(not(CONFIG_TRACEPOINTS))]
+        unsafe {
+            bindings::kfree_skb(skb)
+        };
+    }
+
     /// Gives up ownership: the caller becomes responsible for the reference.
     #[inline]
     pub fn into_raw(self) -> NonNull<bindings::sk_buff> {
@@ -167,33 +185,6 @@ impl SkBuff {
                 bindings::__skb_get_hash_net(core::ptr::null(), skb);
             }
             (*skb).__bindgen_anon_4.__bindgen_anon_1.as_ref().hash
-        }
-    }
-
-    /// The segments the packet counts for in statistics: `gso_segs` for a
-    /// GSO packet, else 1 (as `bstats_update()` counts).
-    #[inline]
-    pub fn stats_segs(&self) -> u32 {
-        let skb = self.as_ptr();
-        // SAFETY: The pointer is valid (type invariant) and every skb has
-        // its shared info at `head + end` (`skb_shinfo()`; with 64-bit
-        // longs `end` is an offset, `NET_SKBUFF_DATA_USES_OFFSET`).
-        #[cfg(CONFIG_64BIT)]
-        let shinfo = unsafe {
-            (*skb)
-                .head
-                .add((*skb).end as usize)
-                .cast::<bindings::skb_shared_info>()
-        };
-        // SAFETY: As above; `skb_shinfo()` works on any valid skb.
-        #[cfg(not(CONFIG_64BIT))]
-        let shinfo = unsafe { bindings::skb_shinfo(skb) };
-        // SAFETY: `shinfo` points at the skb's valid shared info.
-        let (gso_size, gso_segs) = unsafe { ((*shinfo).gso_size, (*shinfo).gso_segs) };
-        if gso_size != 0 {
-            u32::from(gso_segs)
-        } else {
-            1
         }
     }
 

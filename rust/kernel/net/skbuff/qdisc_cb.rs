@@ -139,4 +139,16 @@ impl SkBuff {
             (*core::ptr::addr_of!((*self.as_ptr()).cb).cast::<bindings::qdisc_skb_cb>()).pkt_len
         }
     }
+
+    /// The segments `tc` counts the packet for (`qdisc_pkt_segs()`): set
+    /// with the length on the way into the root qdisc, `gso_segs` for a GSO
+    /// packet, else 1.
+    #[inline]
+    pub fn qdisc_pkt_segs(&self) -> u32 {
+        // SAFETY: As for `qdisc_pkt_len()`.
+        let segs = unsafe {
+            (*core::ptr::addr_of!((*self.as_ptr()).cb).cast::<bindings::qdisc_skb_cb>()).pkt_segs
+        };
+        u32::from(segs)
+    }
 }

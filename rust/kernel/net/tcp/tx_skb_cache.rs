@@ -11,7 +11,7 @@ use crate::{
     static_key::StaticKeyFalse,
     types::Opaque,
 };
-use core::{marker::PhantomData, ptr::NonNull};
+use core::{marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
 
 /// A TCP TX skb fit for reuse by `tcp_stream_alloc_skb()`.
 ///
@@ -21,7 +21,17 @@ use core::{marker::PhantomData, ptr::NonNull};
 /// has no destructor, no shared-info flags (so no zerocopy state, no
 /// managed or shared frags: `skb_shinfo(skb)->flags == 0`), no extensions
 /// and no data beyond its linear part, which is empty.
-pub struct CachedSkb(SkBuff);
+///
+/// Dropped, it is freed as consumed (`consume_skb()`): it was sent, and a
+/// drop monitor (`skb:kfree_skb`) must not count it.
+pub struct CachedSkb(ManuallyDrop<SkBuff>);
+
+impl Drop for CachedSkb {
+    fn drop(&mut self) {
+        // SAFETY: `drop` runs once and nothing uses `self.0` after it.
+        unsafe { ManuallyDrop::take(&mut self.0) }.consume();
+    }
+}
 
 impl CachedSkb {
     /// Checks that `skb`, freed by a socket's write queue, can be reused,
@@ -66,12 +76,15 @@ impl CachedSkb {
             return Err(skb);
         }
         // INVARIANT: Checked and emptied above.
-        Ok(Self(skb))
+        Ok(Self(ManuallyDrop::new(skb)))
     }
 
     /// Gives the skb back, e.g. to be freed.
     pub fn into_skb(self) -> SkBuff {
-        self.0
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped or used again: the skb is taken
+        // once.
+        unsafe { ManuallyDrop::take(&mut this.0) }
     }
 
     /// Puts the skb in the state that `alloc_skb_fclone()` returns it in:
@@ -89,7 +102,7 @@ impl CachedSkb {
             (*bindings::skb_shinfo(p)).tx_flags = 0;
             (*p).cb = [0; 48];
         }
-        self.0
+        self.into_skb()
     }
 }
 
@@ -135,7 +148,7 @@ impl Sock {
         // nothing changed while it sat there.
         unsafe {
             let skb = core::ptr::replace(self.slot(), core::ptr::null_mut());
-            NonNull::new(skb).map(|p| CachedSkb(SkBuff::from_raw(p)))
+            NonNull::new(skb).map(|p| CachedSkb(ManuallyDrop::new(SkBuff::from_raw(p))))
         }
     }
 
@@ -148,7 +161,7 @@ impl Sock {
         // SAFETY: The socket is locked (type invariant) and the slot is
         // empty; it takes over our reference, and `tcp_write_queue_purge()`
         // or the cache's `get` gives it back.
-        unsafe { *self.slot() = skb.0.into_raw().as_ptr() };
+        unsafe { *self.slot() = skb.into_skb().into_raw().as_ptr() };
         Ok(())
     }
 }

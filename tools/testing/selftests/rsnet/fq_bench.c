@@ -116,6 +116,7 @@ static int bench_burst(struct fq_bench *b, unsigned int *next_flow,
 		if (++*next_flow == flows)
 			*next_flow = 0;
 		qdisc_skb_cb(skb)->pkt_len = skb->len;
+		qdisc_skb_cb(skb)->pkt_segs = 1;
 		b->skb[i] = NULL;
 		if (sch->enqueue(skb, sch, to_free) != NET_XMIT_SUCCESS)
 			return -ENOSPC;

@@ -669,6 +669,18 @@ static void skb_done(struct oracle *o, struct sk_buff *skb)
 /* --- operations ------------------------------------------------------ */
 
 /* The qdisc's enqueue and dequeue, under the root lock as the stack calls them. */
+
+/*
+ * The control block as __dev_xmit_skb() leaves it for the root qdisc
+ * (qdisc_pkt_len_segs_init()): the length tc accounts and the segments
+ * bstats count, gso_segs for a GSO packet, else 1.
+ */
+static void o_cb_init(struct sk_buff *skb, unsigned int len)
+{
+	qdisc_skb_cb(skb)->pkt_len = len;
+	qdisc_skb_cb(skb)->pkt_segs = skb_is_gso(skb) ?
+				      skb_shinfo(skb)->gso_segs : 1;
+}
 static int o_enqueue(struct oracle *o, struct sk_buff *skb, struct sk_buff **to_free)
 {
 	int ret;
@@ -841,7 +853,7 @@ static int op_enqueue(struct oracle *o, u32 n)
 			skb->destructor = unref ? oracle_track_destructor :
 						  oracle_sock_destructor;
 		}
-		qdisc_skb_cb(skb)->pkt_len = len;
+		o_cb_init(skb, len);
 		o->flags[id] = unref ? OR_UNREF : 0;
 		o->skbs[id] = unref ? skb : skb_get(skb);
 		o->n.enq++;
@@ -1511,7 +1523,7 @@ static int run_ooo(struct oracle *o, u32 n, bool rand)
 			skb->tstamp = now - 1 - below(o, 1U << 30);
 		else	/* the latest first, then ascending below it */
 			skb->tstamp = i ? now - 2ULL * n + i : now - 1;
-		qdisc_skb_cb(skb)->pkt_len = 64;
+		o_cb_init(skb, 64);
 		o->flags[o->nskbs] = 0;
 		o->skbs[o->nskbs++] = skb_get(skb);
 
@@ -1570,7 +1582,7 @@ static int slack_send(struct oracle *o, struct sk_buff *skb)
 {
 	struct sk_buff *to_free = NULL;
 
-	qdisc_skb_cb(skb)->pkt_len = 1500;
+	o_cb_init(skb, 1500);
 	o_enqueue(o, skb, &to_free);
 	if (!to_free)
 		return 0;
@@ -1720,7 +1732,7 @@ static int fill_one(struct oracle *o, u32 hash, u32 *drops)
 	if (!skb)
 		return -ENOMEM;
 	skb_set_hash(skb, hash, PKT_HASH_TYPE_L4);
-	qdisc_skb_cb(skb)->pkt_len = skb->len;
+	o_cb_init(skb, skb->len);
 	o_enqueue(o, skb, &to_free);
 	if (to_free) {
 		(*drops)++;
@@ -1775,7 +1787,7 @@ static int run_fill(struct oracle *o, u32 n)
 		err = -ENOMEM;
 		if (skb) {
 			skb_set_hash(skb, ~0U, PKT_HASH_TYPE_L4);
-			qdisc_skb_cb(skb)->pkt_len = skb->len;
+			o_cb_init(skb, skb->len);
 			skb->tstamp = o->now + 5 * NS;
 			err = o_enqueue(o, skb, &to_free) == NET_XMIT_SUCCESS ? 0 : -ENOSPC;
 			kfree_skb_list(to_free);

@@ -9,7 +9,7 @@
 D=/proc/sys/rsnet/sample
 
 ktap_print_header
-ktap_set_plan 16
+ktap_set_plan 22
 
 modprobe -r rust_sysctl 2>/dev/null
 check "no table before load" test ! -e $D
@@ -34,6 +34,33 @@ expect_eq "handler refuses odd value with EINVAL" EINVAL "$(write_errno $D/value
 expect_eq "value unchanged after refusal" 500 "$(cat $D/value)"
 expect_eq "writes counts accepted writes only" 2 "$(cat $D/writes)"
 expect_eq "read-only entry refuses writes" EACCES "$(write_errno $D/writes 5)"
+
+# A write that does not start at offset 0, in each kernel.sysctl_writes_strict
+# mode, as C's proc_dointvec_minmax() takes it for vm.swappiness: ignored
+# (strict, 1), parsed with a warning (0) or parsed (-1). The same for the
+# static-key entry, as C's proc_do_static_key().
+strict=$(cat /proc/sys/kernel/sysctl_writes_strict)
+swappiness=$(cat /proc/sys/vm/swappiness)
+# took: what a write of $2 at offset 1 to $1 did: "ok taken", "ok ignored"
+# or dd's error.
+took() {
+	local before out
+	before=$(cat "$1")
+	out=$(printf '%s' "$2" | dd of="$1" bs=1 seek=1 conv=notrunc status=none 2>&1) || { echo "$out"; return; }
+	if [ "$(cat "$1")" = "$2" ]; then echo "ok taken"; elif [ "$(cat "$1")" = "$before" ]; then echo "ok ignored"; else echo "ok changed to $(cat "$1")"; fi
+}
+for mode in 1 0 -1; do
+	echo "$mode" >/proc/sys/kernel/sysctl_writes_strict
+	echo 60 >/proc/sys/vm/swappiness
+	echo 500 >$D/value
+	echo 1 >$D/enabled
+	expect_eq "write at offset 1 (sysctl_writes_strict=$mode): value as C's vm.swappiness" \
+		"$(took /proc/sys/vm/swappiness 8)" "$(took $D/value 8)"
+	expect_eq "write at offset 1 (sysctl_writes_strict=$mode): static key as C's" \
+		"$(took /proc/sys/vm/swappiness 0)" "$(took $D/enabled 0)"
+done
+echo "$strict" >/proc/sys/kernel/sysctl_writes_strict
+echo "$swappiness" >/proc/sys/vm/swappiness
 
 modprobe -r rust_sysctl
 check "unload removes the table" test ! -e $D

@@ -35,7 +35,7 @@ while read -r line; do
 	*) ktap_test_fail "tdc $desc" ;;
 	esac
 done < <(grep -E '^(not )?ok [0-9]+' "$work/tdc.out")
-expect_eq "tdc ran all 18 fq.json tests (exit $rc)" 18 "$n"
+expect_eq "tdc ran all 19 fq.json tests (exit $rc)" 19 "$n"
 expect_eq "C sch_fq was never loaded" none "$c_loaded"
 fq_unload_all
 rm -rf "$work"

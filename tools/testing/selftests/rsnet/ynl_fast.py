@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel's ynl (tools/net/ynl of $RSNET_KSRC), parsing specs with
+"""The kernel's ynl (tools/net/ynl/pyynl of $RSNET_KSRC), parsing specs with
 libyaml when PyYAML has it: under TCG the pure-Python parser took most of
 a ynl run's time (a tc.yaml request about 20 s).
 
@@ -13,7 +13,7 @@ import sys
 
 import yaml
 
-YNL_DIR = os.path.join(os.environ["RSNET_KSRC"], "tools/net/ynl")
+YNL_DIR = os.path.join(os.environ["RSNET_KSRC"], "tools/net/ynl/pyynl")
 SPECS = os.path.join(os.environ["RSNET_KSRC"], "Documentation/netlink/specs")
 sys.path.insert(0, YNL_DIR)
 if getattr(yaml, "__with_libyaml__", False):

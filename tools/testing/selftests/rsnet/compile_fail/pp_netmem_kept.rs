@@ -26,7 +26,6 @@ fn keep(netmem: Netmem<'static>) {
 }
 
 impl Hook for Cf {
-
     fn refill_alloc_cache<'a>(_pool: &'a PagePool, _cache: AllocCache<'a>) -> Option<Netmem<'a>> {
         None
     }

@@ -21,7 +21,6 @@ impl kernel::Module for Cf {
 }
 
 impl Hook for Cf {
-
     fn refill_alloc_cache<'a>(
         _pool: &'a PagePool,
         mut cache: AllocCache<'a>,
