@@ -185,6 +185,11 @@ preempt_full() {
 	if [ -r $f ]; then grep -q '(full)' $f; else grep -qw PREEMPT <<<"$(uname -v)"; fi
 }
 check "the kernel preempts fully (CONFIG_PREEMPT)" preempt_full
+# The hook's static calls stay inside page_pool.c: nothing of them is
+# exported (a __ksymtab_ entry, KALLSYMS_ALL), so a module cannot call one
+# and the hook builds without HAVE_STATIC_CALL.
+ksyms="$(grep -cE ' __SCT__pp_hook_[a-z_]+$' /proc/kallsyms) $(grep -cE '__ksymtab___SC[KT]__pp_hook_' /proc/kallsyms)"
+expect_eq "the hook's 3 static calls: none exported" "3 0" "$ksyms"
 
 # 1. page_pool_test on the C path, then on the Rust path.
 expect_eq "modprobe page_pool_test on the C path" 0 "$c_rc"
