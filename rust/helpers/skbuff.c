@@ -74,11 +74,3 @@ __rust_helper bool rust_helper_skb_ecn_settable(const struct sk_buff *skb)
 	ecn &= INET_ECN_MASK;
 	return ecn == INET_ECN_ECT_0 || ecn == INET_ECN_ECT_1;
 }
-
-#ifdef CONFIG_TCP_TX_SKB_CACHE_HOOK
-/* The slot's address, taken where the field is declared: C. */
-__rust_helper struct sk_buff **rust_helper_sk_tx_skb_cache_slot(struct sock *sk)
-{
-	return &sk->sk_tx_skb_cache;
-}
-#endif

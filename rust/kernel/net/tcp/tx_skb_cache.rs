@@ -128,10 +128,9 @@ impl Sock {
     }
 
     fn slot(&self) -> *mut *mut bindings::sk_buff {
-        // SAFETY: The socket is valid for the reference's lifetime (type
-        // invariant); the helper only computes the field's address, with
-        // C's layout of `struct sock`.
-        unsafe { bindings::sk_tx_skb_cache_slot(self.0.get()) }
+        // SAFETY: Only computes a field address of the valid socket
+        // (bindgen's `struct sock` is C's: checked in `skbuff/sock.rs`).
+        unsafe { core::ptr::addr_of_mut!((*self.0.get()).sk_tx_skb_cache) }
     }
 
     /// Returns `true` if the socket has no cached skb.
