@@ -19,44 +19,56 @@ fq_unload_all
 fq_use_rust || { ktap_skip_all "sch_fq_rs does not load"; exit $KSFT_SKIP; }
 # tdc_site/: pyroute2 hidden, tdc makes its netns with iproute2 (see its
 # sitecustomize.py).
-# One tdc process per case (-e ID), each case's result line kept. In the
-# emulated guest tdc's plumbing sometimes fails a case for reasons of its
-# own (a test namespace `ip netns exec` cannot enter, "Invalid argument";
-# the veth scapy sends on going down under it, ENETDOWN), and a tdc that
-# fails that way skips or loses every later case: such a case runs once
-# more, and that run is the one judged (the first failure is printed).
-run_case() {
+#
+# In the emulated guest tdc's plumbing sometimes fails a case for reasons
+# of its own (a test namespace `ip netns exec` cannot enter, "Invalid
+# argument"; the veth scapy sends on not up yet, ENETDOWN), and a tdc that
+# fails that way skips or loses every later case. So the file runs once as
+# a whole; each case that did not pass there runs on its own (-e ID), twice
+# at most, and that run is the one judged (the first failure is printed).
+tdc() {
 	PYTHONPATH="$here/tdc_site${PYTHONPATH:+:$PYTHONPATH}" \
-		./tdc.py -f tc-tests/qdiscs/fq.json -e "$1" >"$work/case.out" 2>&1
+		./tdc.py -f tc-tests/qdiscs/fq.json "$@" >"$work/case.out" 2>&1
 	rc=$?
 	# A tdc that stopped half-way leaves its test namespace, and the Rust
 	# fq in it loaded.
 	ip netns list | awk '/^tcut/ {print $1}' | xargs -r -n1 ip netns delete
-	grep -E '^ok [0-9]+' "$work/case.out" | grep -qv '# skipped'
+}
+# case_line ID: ID's result line in case.out; true if it passed.
+case_line() {
+	line=$(grep -m1 -E "^(not )?ok [0-9]+ $1 - " "$work/case.out")
+	[ "${line#ok }" != "$line" ] && [ "${line%# skipped*}" = "$line" ]
 }
 ids=$(python3 -c 'import json, sys; print(" ".join(t["id"] for t in json.load(open(sys.argv[1]))))' \
 	tc-tests/qdiscs/fq.json)
+tdc
+cp "$work/case.out" "$work/all.out"
 : >"$work/tdc.out"
 : >"$work/notes"
 i=0 skipped=0
 for id in $ids; do
 	i=$((i + 1))
-	if ! run_case "$id"; then
-		why=$(grep -m1 -E 'setting the network namespace|Error|^not ok' "$work/case.out")
-		echo "$id: first run failed (${why:-rc $rc}); ran again" >>"$work/notes"
-		run_case "$id"
+	cp "$work/all.out" "$work/case.out"
+	if ! case_line "$id"; then
+		why=$(grep -m1 -E "setting the network namespace|Error|^not ok [0-9]+ $id " "$work/case.out")
+		echo "$id: failed in the whole run (${why:-no result}); run on its own" >>"$work/notes"
+		tdc -e "$id"
+		if ! case_line "$id"; then
+			echo "$id: failed on its own; run again" >>"$work/notes"
+			tdc -e "$id"
+			case_line "$id"
+		fi
+		grep -vE '^(not )?ok [0-9]+|^Test [0-9a-f]+: |^Sent 1 packets|^All test results|^1\.\.1$|^ *$|SubPlugin|pyroute2' \
+			"$work/case.out" >>"$work/notes"
 	fi
-	line=$(grep -m1 -E '^(not )?ok [0-9]+' "$work/case.out")
-	# scapy's send raced tdc's own interface setup twice (the veth it sends
-	# on not up yet: ENETDOWN): a skip, said as one, not a pass.
+	# scapy's send raced tdc's own interface setup each time (the veth it
+	# sends on not up yet: ENETDOWN): a skip, said as one, not a pass.
 	if [ -z "$line" ] && grep -q 'Errno 100. Network is down' "$work/case.out"; then
-		line="ok 1 $id - scapy could not send: its interface was not up yet (ENETDOWN, twice) # SKIP"
+		line="ok 1 $id - scapy could not send: its interface was not up yet (ENETDOWN) # SKIP"
 		skipped=$((skipped + 1))
 	fi
 	[ -n "$line" ] || line="not ok 1 $id - no result (tdc exit $rc)"
-	echo "$line" | sed -E "s/^(not )?ok 1 /\1ok $i /" >>"$work/tdc.out"
-	grep -vE '^(not )?ok [0-9]+|^Test [0-9a-f]+: |^Sent 1 packets|^All test results|^1\.\.1$|^ *$|SubPlugin|pyroute2' \
-		"$work/case.out" >>"$work/notes"
+	echo "$line" | sed -E "s/^(not )?ok [0-9]+ /\1ok $i /" >>"$work/tdc.out"
 done
 # passed: the cases that ran and passed (not skipped).
 passed() { grep -E '^ok [0-9]+' "$work/tdc.out" | grep -cv '# skipped\|# SKIP'; }
