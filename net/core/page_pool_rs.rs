@@ -18,17 +18,17 @@
 //! `/proc/sys/rsnet/page_pool/numa_check` (default 1) can turn the NUMA rule
 //! off, for the benchmark that shows what the rule buys.
 
-use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::c_str;
 use kernel::net::page_pool::{
     self, AllocCache, AllocStat, BulkPages, Hook, Netmem, PagePool, Recyclable, RecycleStat,
     RingProducerLock, PP_ALLOC_CACHE_REFILL,
 };
 use kernel::prelude::*;
+use kernel::sync::atomic::{Atomic, Relaxed};
 use kernel::sysctl::{self, Entry, Handler, Scope, Values};
 
 /// Whether a refill releases pages of a node other than the pool's.
-static NUMA_CHECK: AtomicBool = AtomicBool::new(true);
+static NUMA_CHECK: Atomic<bool> = Atomic::new(true);
 
 struct RustPath;
 
@@ -187,7 +187,7 @@ impl Hook for RustPath {
         // this CPU is stable and is where the pages will be used.
         let pref_nid = pool.refill_nid();
         // Two copies of the loop, so that the loop does not test the knob.
-        if NUMA_CHECK.load(Ordering::Relaxed) {
+        if NUMA_CHECK.load(Relaxed) {
             Self::fill_from_ring::<true>(pool, &mut cache, pref_nid);
         } else {
             Self::fill_from_ring::<false>(pool, &mut cache, pref_nid);
@@ -262,7 +262,7 @@ struct NumaCheck;
 
 impl Handler for NumaCheck {
     fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
-        NUMA_CHECK.store(new != 0, Ordering::Relaxed);
+        NUMA_CHECK.store(new != 0, Relaxed);
         Ok(())
     }
 }

@@ -14,24 +14,24 @@
 //! that gates the hooks. `/proc/sys/rsnet/tcp_tx_skb_cache/{hits,misses,
 //! puts,refused}` count what the cache did.
 
-use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::c_str;
 use kernel::net::tcp::{self, CachedSkb, Sock, TxSkbCache, TxSkbCacheRegistration};
 use kernel::prelude::*;
+use kernel::sync::atomic::{Atomic, Relaxed};
 use kernel::sysctl::{Entry, Handler, Registration, Scope};
 
 /// Allocations served from the cache.
-static HITS: AtomicU64 = AtomicU64::new(0);
+static HITS: Atomic<u64> = Atomic::new(0);
 /// Allocations that found the cache empty.
-static MISSES: AtomicU64 = AtomicU64::new(0);
+static MISSES: Atomic<u64> = Atomic::new(0);
 /// Freed skbs kept in the cache.
-static PUTS: AtomicU64 = AtomicU64::new(0);
+static PUTS: Atomic<u64> = Atomic::new(0);
 /// Freed skbs not kept: slot taken, or the skb not reusable (cloned,
 /// destructor, zerocopy or other shared-info state).
-static REFUSED: AtomicU64 = AtomicU64::new(0);
+static REFUSED: Atomic<u64> = Atomic::new(0);
 
-fn count(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
+fn count(counter: &Atomic<u64>) {
+    counter.add(1, Relaxed);
 }
 
 struct TxCache;

@@ -121,18 +121,18 @@ pub const CHUNKVEC_LEAF: usize = CHUNKVEC_MAX_BYTES / size_of::<usize>();
 /// array.
 ///
 /// ```
-/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::sync::atomic::{Atomic, Relaxed};
 /// use kernel::alloc::{flags::GFP_KERNEL, KBox};
 /// use kernel::chunk_vec::ChunkVec;
 ///
-/// static DROPPED: AtomicUsize = AtomicUsize::new(0);
+/// static DROPPED: Atomic<usize> = Atomic::new(0);
 /// struct Elem(#[allow(dead_code)] u8);
 /// impl Drop for Elem {
 ///     fn drop(&mut self) {
-///         DROPPED.fetch_add(1, Ordering::Relaxed);
+///         DROPPED.add(1, Relaxed);
 ///     }
 /// }
-/// let dropped = || DROPPED.load(Ordering::Relaxed);
+/// let dropped = || DROPPED.load(Relaxed);
 ///
 /// drop(ChunkVec::<Elem, 8, 1>::new());
 /// assert_eq!(dropped(), 0);

@@ -80,9 +80,9 @@ macro_rules! module_registrations {
                 // `Module::init` is a safe function that the module's own
                 // code could call again and forget the result of: only the
                 // first call (the module loader's) registers.
-                static CALLED: core::sync::atomic::AtomicBool =
-                    core::sync::atomic::AtomicBool::new(false);
-                if CALLED.swap(true, core::sync::atomic::Ordering::AcqRel) {
+                static CALLED: $crate::sync::atomic::Atomic<bool> =
+                    $crate::sync::atomic::Atomic::new(false);
+                if CALLED.xchg(true, $crate::sync::atomic::Full) {
                     return Err($crate::error::code::EBUSY);
                 }
                 $(

@@ -8,7 +8,12 @@
 //! path tests it with `static_branch_unlikely()`; Rust code that owns the
 //! policy turns it on and off through [`StaticKeyFalse`].
 
-use crate::{bindings, context::ProcessContext, types::Opaque};
+use crate::{
+    bindings,
+    context::ProcessContext,
+    sync::atomic::{Atomic, Relaxed},
+    types::Opaque,
+};
 
 /// A C `struct static_key_false`: a branch that is off until enabled.
 ///
@@ -51,12 +56,9 @@ impl StaticKeyFalse {
         // SAFETY: `self.key()` is a valid static key (type invariant), whose
         // `enabled` is an `atomic_t` that the jump label core changes
         // atomically; it is read as one, as `static_key_count()` does.
-        let enabled = unsafe {
-            core::sync::atomic::AtomicI32::from_ptr(core::ptr::addr_of_mut!(
-                (*self.key()).enabled.counter
-            ))
-        };
-        enabled.load(core::sync::atomic::Ordering::Relaxed) > 0
+        let enabled =
+            unsafe { Atomic::from_ptr(core::ptr::addr_of_mut!((*self.key()).enabled.counter)) };
+        enabled.load(Relaxed) > 0
     }
 
     /// Turns the branch on (`static_branch_enable()`). Idempotent.

@@ -12,7 +12,7 @@
 //! A value that passes is then offered to the table's [`Handler`], which may
 //! act on it (flip a static key, resize something) or refuse it; only when
 //! the handler accepts is the new value stored. Counter entries show a
-//! `'static` [`AtomicU64`] that the kernel side updates, read-only, and
+//! `'static` [`Atomic<u64>`] that the kernel side updates, read-only, and
 //! static key entries show and set a [`StaticKeyFalse`].
 //!
 //! The tables are kernel-wide ([`Scope`]): writing any entry needs
@@ -51,7 +51,7 @@
 //! shows its counter.
 //!
 //! ```
-//! use core::sync::atomic::{AtomicU64, Ordering};
+//! use kernel::sync::atomic::{Atomic, Relaxed};
 //! use kernel::c_str;
 //! use kernel::registration::Register;
 //! use kernel::sysctl::{Entry, Handler, Registration, Scope, Values};
@@ -109,16 +109,16 @@
 //! #     Ok(v)
 //! # };
 //!
-//! static WRITES: AtomicU64 = AtomicU64::new(0);
+//! static WRITES: Atomic<u64> = Atomic::new(0);
 //! struct Even;
 //! impl Handler for Even {
 //!     fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
-//!         WRITES.fetch_add(1, Ordering::Relaxed);
+//!         WRITES.add(1, Relaxed);
 //!         if new % 2 != 0 { Err(EINVAL) } else { Ok(()) }
 //!     }
 //! }
 //!
-//! static SENT: AtomicU64 = AtomicU64::new(0);
+//! static SENT: Atomic<u64> = Atomic::new(0);
 //! static ENTRIES: [Entry; 2] = [
 //!     Entry::int(c_str!("even"), -10, 100).initial(2),
 //!     Entry::counter(c_str!("sent"), &SENT),
@@ -145,14 +145,14 @@
 //! // As for a C sysctl, a write of nothing, or one past offset 0 (in the
 //! // default `kernel.sysctl_writes_strict=1`), succeeds and changes
 //! // nothing; the handler does not see it.
-//! let writes = WRITES.load(Ordering::Relaxed);
+//! let writes = WRITES.load(Relaxed);
 //! assert_eq!(write(even, ""), Ok(0));
 //! assert_eq!(write_at(even, "8", 1), Ok(1));
 //! assert_eq!(reg.values().get(0), -10);
-//! assert_eq!(WRITES.load(Ordering::Relaxed), writes);
+//! assert_eq!(WRITES.load(Relaxed), writes);
 //!
 //! // A counter is read-only, and shows the counter's value.
-//! SENT.store(7, Ordering::Relaxed);
+//! SENT.store(7, Relaxed);
 //! assert_eq!(read(c_str!("sys/rsnet_doctest/sent"))?, b"7\n");
 //! assert_eq!(write(c_str!("sys/rsnet_doctest/sent"), "0"), Err(EACCES));
 //! drop(reg);
@@ -169,12 +169,12 @@ use crate::{
     prelude::*,
     static_key::StaticKeyFalse,
     str::CStr,
-    sync::Mutex,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Mutex,
+    },
 };
-use core::{
-    ptr::{self, NonNull},
-    sync::atomic::{AtomicI32, AtomicU64, Ordering},
-};
+use core::ptr::{self, NonNull};
 
 /// Description of one entry of a sysctl table.
 #[derive(Clone, Copy)]
@@ -184,7 +184,7 @@ pub struct Entry {
     min: i32,
     max: i32,
     initial: i32,
-    counter: Option<&'static AtomicU64>,
+    counter: Option<&'static Atomic<u64>>,
     key: Option<fn() -> &'static StaticKeyFalse>,
 }
 
@@ -204,7 +204,7 @@ impl Entry {
     }
 
     /// A read-only (`0444`) entry called `name` that shows `counter`.
-    pub const fn counter(name: &'static CStr, counter: &'static AtomicU64) -> Self {
+    pub const fn counter(name: &'static CStr, counter: &'static Atomic<u64>) -> Self {
         Self {
             name,
             mode: 0o444,
@@ -275,8 +275,8 @@ pub trait Handler: Send + Sync + 'static {
 
 /// The state of one entry; `ctl_table::data` points at it.
 struct EntryState {
-    value: AtomicI32,
-    counter: Option<&'static AtomicU64>,
+    value: Atomic<i32>,
+    counter: Option<&'static Atomic<u64>>,
     key: Option<fn() -> &'static StaticKeyFalse>,
     // `proc_dointvec_minmax()` reads the bounds through `extra1`/`extra2`.
     min: c_int,
@@ -296,7 +296,7 @@ impl Values {
     ///
     /// Panics if `index` is out of bounds, like slice indexing.
     pub fn get(&self, index: usize) -> i32 {
-        self.entries[index].value.load(Ordering::Relaxed)
+        self.entries[index].value.load(Relaxed)
     }
 
     /// Sets entry `index` to `value`, which is not range-checked: the kernel
@@ -306,7 +306,7 @@ impl Values {
     ///
     /// Panics if `index` is out of bounds, like slice indexing.
     pub fn set(&self, index: usize, value: i32) {
-        self.entries[index].value.store(value, Ordering::Relaxed);
+        self.entries[index].value.store(value, Relaxed);
     }
 }
 
@@ -373,7 +373,7 @@ impl<T: Handler> crate::registration::Register for Registration<T> {
             }
             states.push(
                 EntryState {
-                    value: AtomicI32::new(e.initial),
+                    value: Atomic::new(e.initial),
                     counter: e.counter,
                     key: e.key,
                     min: e.min,
@@ -494,7 +494,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         }
         if let Some(counter) = state.counter {
             // Read-only (checked at registration, enforced by the mode).
-            let mut tmp: core::ffi::c_ulong = counter.load(Ordering::Relaxed);
+            let mut tmp: core::ffi::c_ulong = counter.load(Relaxed);
             tmp_table.data = ptr::from_mut(&mut tmp).cast::<c_void>();
             tmp_table.maxlen = core::mem::size_of::<core::ffi::c_ulong>() as c_int;
             tmp_table.extra1 = ptr::null_mut();
@@ -509,7 +509,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         let key = state.key.map(|key| key());
         let current = || match key {
             Some(key) => c_int::from(key.is_enabled()),
-            None => state.value.load(Ordering::Relaxed),
+            None => state.value.load(Relaxed),
         };
         let mut tmp: c_int = current();
         // Let the C parser work on a copy, so the value is only stored once
@@ -562,7 +562,8 @@ unsafe extern "C" fn proc_handler<T: Handler>(
             inner.handler.write(&inner.values, state.index, old, tmp)?;
             if let Some(key) = key {
                 // SAFETY: A proc handler runs in process context (a read()
-                // or write() of the file), holding only the entry's mutex.
+                // or write() of the file), holding only the entry's mutex;
+                // the value is lent to the two calls below only.
                 let ctx = unsafe { ProcessContext::new() };
                 if tmp != 0 {
                     key.enable(&ctx);
@@ -570,7 +571,7 @@ unsafe extern "C" fn proc_handler<T: Handler>(
                     key.disable(&ctx);
                 }
             }
-            state.value.store(tmp, Ordering::Relaxed);
+            state.value.store(tmp, Relaxed);
         }
         Ok(0)
     })

@@ -3,7 +3,10 @@
 //! The socket of a packet, as a qdisc sees it.
 
 use super::SkBuff;
-use crate::bindings;
+use crate::{
+    bindings,
+    sync::atomic::{Atomic, Relaxed, Release},
+};
 use core::ptr::NonNull;
 
 /// Socket states (`include/net/tcp_states.h`) as [`SockRef::state`]
@@ -146,14 +149,14 @@ impl SockRef<'_> {
         // valid, aligned `u32` for as long as this reference, only ever
         // accessed as a whole word (above).
         let status = unsafe {
-            core::sync::atomic::AtomicU32::from_ptr(core::ptr::addr_of_mut!(
+            Atomic::from_ptr(core::ptr::addr_of_mut!(
                 (*self.sk.as_ptr()).sk_pacing_status
             ))
         };
         let fq = bindings::sk_pacing_SK_PACING_FQ;
         // Release, as C sch_fq: pairs with TCP's smp_load_acquire() of it.
-        if status.load(core::sync::atomic::Ordering::Relaxed) != fq {
-            status.store(fq, core::sync::atomic::Ordering::Release);
+        if status.load(Relaxed) != fq {
+            status.store(fq, Release);
         }
     }
 }
