@@ -9,6 +9,24 @@
 //! only the code that knows it runs in process context can make: safe
 //! code cannot reach such a function from a hook that runs in atomic
 //! context.
+//!
+//! What the token proves, exactly:
+//!
+//! - It was made where the kernel calls a callback in process context
+//!   (a qdisc's `init` and `change`, a sysctl write), and it cannot leave
+//!   that call: it is only lent, for the call's duration, and is neither
+//!   `Send` nor `Sync`, so no later callback (enqueue, a timer) and no
+//!   other thread can hold it.
+//! - The locks of this crate's abstractions that a callback can take
+//!   (`QdiscChange::with_lock()`) borrow the token's owner mutably: the
+//!   closure they run cannot use it.
+//! - It does not see a lock the callback takes through another API (a
+//!   `SpinLock` guard, an RCU read lock) and then uses the token under:
+//!   there, as for any sleeping function the kernel crate offers, the
+//!   check is at run time. Every function that takes the token sleeps
+//!   through a `might_sleep()` of the kernel (a `GFP_KERNEL` allocation's
+//!   `might_alloc()`, `static_key_enable()`'s `cpus_read_lock()`), which a
+//!   kernel built with `CONFIG_DEBUG_ATOMIC_SLEEP` reports.
 
 use crate::alloc::{flags, Flags};
 use core::marker::PhantomData;
@@ -28,10 +46,12 @@ impl ProcessContext {
     ///
     /// # Safety
     ///
-    /// The caller runs in process context and may sleep, and keeps doing
-    /// so for as long as the value lives: it does not take a spinlock,
-    /// disable interrupts or bottom halves, or enter an RCU read-side
-    /// critical section while the value or a reference to it can be used.
+    /// The caller runs in process context and may sleep (no spinlock held,
+    /// interrupts and bottom halves enabled, outside any RCU read-side
+    /// critical section), and lends the value, by reference, only to code
+    /// that runs in that same call: it is neither stored nor returned.
+    /// What that code does with a lock of its own is outside this
+    /// contract (see the module documentation).
     #[inline]
     pub unsafe fn new() -> Self {
         Self(PhantomData)

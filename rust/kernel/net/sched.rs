@@ -45,6 +45,7 @@ use crate::{
     net::skbuff::SkBuff,
     prelude::*,
     str::CStr,
+    sync::atomic::{Atomic, Full},
     types::Opaque,
     ThisModule,
 };
@@ -52,7 +53,6 @@ use core::{
     marker::PhantomData,
     mem::{size_of, MaybeUninit},
     ptr::{self, NonNull},
-    sync::atomic::{AtomicBool, Ordering},
 };
 
 mod handles;
@@ -391,8 +391,9 @@ impl<T: QdiscOps> Adapter<T> {
                 ptr: sch,
                 // SAFETY: The stack creates a qdisc in process context
                 // (qdisc_create(), qdisc_create_dflt(), under RTNL), as
-                // C's fq_init() allocates with GFP_KERNEL; `init` holds
-                // none of the qdisc's locks and `T::init` cannot take one.
+                // C's fq_init() allocates with GFP_KERNEL, holding none of
+                // the qdisc's locks; the value is only lent to `T::init`
+                // (`process_context()`), and dropped with `init`.
                 ctx: unsafe { ProcessContext::new() },
                 _p: PhantomData,
             };
@@ -474,9 +475,10 @@ impl<T: QdiscOps> Adapter<T> {
             let mut change = QdiscChange {
                 ptr: sch,
                 // SAFETY: `tc qdisc change` runs in process context under
-                // RTNL, without the root lock; `with_lock` takes the lock
-                // only while it holds `&mut` of `change`, so the context is
-                // not reachable under it.
+                // RTNL, without the root lock; the value is only lent to
+                // `T::change` (`process_context()`), and dropped with
+                // `change`. (`with_lock` takes the lock only while it holds
+                // `&mut` of `change`: the value is not reachable under it.)
                 ctx: unsafe { ProcessContext::new() },
                 _p: PhantomData,
             };
@@ -560,7 +562,7 @@ impl<T: QdiscOps> Adapter<T> {
 /// (`owner`). Registering it once more fails with `EBUSY`.
 pub struct OpsTable<T: QdiscOps> {
     ops: Opaque<bindings::Qdisc_ops>,
-    registered: AtomicBool,
+    registered: Atomic<bool>,
     _p: PhantomData<T>,
 }
 
@@ -623,7 +625,7 @@ impl<T: QdiscOps> OpsTable<T> {
         };
         Self {
             ops: Opaque::new(ops),
-            registered: AtomicBool::new(false),
+            registered: Atomic::new(false),
             _p: PhantomData,
         }
     }
@@ -655,7 +657,7 @@ impl<T: QdiscOps> crate::registration::Register for Registration<T> {
     /// static `ops` must be (as [`module_qdisc!`] declares it). `EBUSY` if
     /// the table was registered before.
     unsafe fn register((ops, module): Self::Args) -> Result<Self> {
-        if ops.registered.swap(true, Ordering::AcqRel) {
+        if ops.registered.xchg(true, Full) {
             return Err(EBUSY);
         }
         let raw = ops.ops.get();
