@@ -24,7 +24,6 @@
 //! Unlike C, a `change` that fails validation applies nothing: all
 //! attributes are checked before any is applied.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::c_str;
 use kernel::context::Atomic;
 use kernel::flow_table::{Chains, FlowItem, FlowMut, FlowTable, ListId, Lookup};
@@ -33,15 +32,17 @@ use kernel::net::sched::{
     self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{
-    ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, CeMark, DropReason,
-    SkBuff, SkbTimeQueue, TkOffs,
+    ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, DropReason, SkBuff,
+    SkbTimeQueue, TkOffs,
 };
 use kernel::prelude::*;
 use kernel::str::CStr;
+use kernel::sync::atomic::{self, Relaxed};
 use kernel::time::{
     jiffies, jiffies_to_usecs, ktime_get_ns, msecs_to_jiffies, time_after, usecs_to_jiffies,
     Jiffies,
 };
+use kernel::transmute::AsBytes;
 use kernel::uapi;
 
 kernel::module_qdisc! {
@@ -64,9 +65,9 @@ const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// The most seconds of uptime a `CLOCK_MONOTONIC` time stands for
 /// (`TIME_UPTIME_SEC_MAX`, 30 years, as `include/linux/time64.h`).
 const TIME_UPTIME_SEC_MAX: i64 = 30 * 365 * 24 * 3600;
-/// The most flows a qdisc holds (C has no limit but memory): a packet of
-/// a new flow past it is dropped and counted as an allocation error, as
-/// the flow could not be had.
+/// The most flows a qdisc holds (C has no limit but memory): a new flow
+/// that finds the table full even after a sweep for idle flows has its
+/// packet dropped (`QDISC_DROP_MAXFLOWS`), counted in `maxflows_drops`.
 #[cfg(not(rsnet_vclock))]
 const FQ_MAX_FLOWS: u32 = FlowTable::<Flow>::MAX_LEN;
 /// The oracle's build (`--cfg rsnet_vclock`): a limit its test reaches.
@@ -319,6 +320,8 @@ pub struct FqSchedData {
     stat_flows_plimit: u64,
     stat_pkts_too_long: u64,
     stat_allocation_errors: u64,
+    /// New flows refused at the table's limit (Rust only: C has none).
+    stat_maxflows_drops: u64,
 }
 
 impl FqSchedData {
@@ -562,12 +565,11 @@ impl FqSchedData {
                 .wrapping_sub(self.cfg.ce_threshold) as i64)
                 > 0
             {
-                // C counts every packet past the threshold, marked or not
-                // ECN-capable; one left unmarked for its other users is
-                // not counted.
-                if skb.set_ce() != CeMark::Refused {
-                    self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
-                }
+                // As C, every packet past the threshold counts, whatever
+                // set_ce() made of it: marked, not ECN-capable, or left
+                // unmarked (shared, or its header copy failed).
+                skb.set_ce();
+                self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
             }
             fl.qlen = fl.qlen.wrapping_sub(1);
             if fl.qlen == 0 {
@@ -683,7 +685,7 @@ static FQ_POLICY: [Policy; TCA_FQ_N] = {
 const DEFAULT_PRIO2BAND: [u8; TC_PRIO_MAX + 1] = [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
 
 /// Last time the obsolete defrate was warned about, to rate limit it.
-static DEFRATE_WARNED: AtomicUsize = AtomicUsize::new(0);
+static DEFRATE_WARNED: atomic::Atomic<usize> = atomic::Atomic::new(0);
 
 /// Validates the attributes in `opt` against `old` and returns the new
 /// configuration; applies nothing. `max_offload_horizon` is the device's
@@ -718,9 +720,9 @@ fn fq_parse(
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_FLOW_DEFAULT_RATE) {
         let now = jiffies();
-        let last = DEFRATE_WARNED.load(Ordering::Relaxed);
+        let last = DEFRATE_WARNED.load(Relaxed);
         if last == 0 || time_after(now, last.wrapping_add(msecs_to_jiffies(5000))) {
-            DEFRATE_WARNED.store(now, Ordering::Relaxed);
+            DEFRATE_WARNED.store(now, Relaxed);
             pr_warn!("sch_fq: defrate {} ignored.\n", v);
         }
     }
@@ -885,6 +887,7 @@ impl QdiscOps for Fq {
             stat_flows_plimit: 0,
             stat_pkts_too_long: 0,
             stat_allocation_errors: 0,
+            stat_maxflows_drops: 0,
         };
         q.apply(&cfg);
         q.cfg.fq_trees_log = cfg.fq_trees_log;
@@ -963,13 +966,14 @@ impl QdiscOps for Fq {
             q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
         }
         let Some(mut f) = flow else {
-            q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
-            // Out of memory, C's case: the fast path queue, for a moment.
             // At the limit the table may stay full: none of fq's controls
             // would hold for the traffic of new flows there.
             if full {
+                q.stat_maxflows_drops = q.stat_maxflows_drops.wrapping_add(1);
                 return to_free.drop(skb, DropReason::Maxflows);
             }
+            // Out of memory, C's case: the fast path queue, for a moment.
+            q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
             return FqSchedData::internal_enqueue(&mut q.internal, skb);
         };
         if created {
@@ -1136,6 +1140,12 @@ impl QdiscOps for Fq {
             band_pkt_count: core::array::from_fn(|i| q.band_pkt_count[i]),
             pad: 0,
         };
-        d.copy_app(&st)
+        // C's struct, then what only the Rust fq counts: tc and other
+        // readers of `tc_fq_qd_stats` take the struct and skip the rest.
+        const N: usize = core::mem::size_of::<uapi::tc_fq_qd_stats>();
+        let mut app = [0u8; N + 8];
+        app[..N].copy_from_slice(st.as_bytes());
+        app[N..].copy_from_slice(&q.stat_maxflows_drops.to_ne_bytes());
+        d.copy_app(&app)
     }
 }

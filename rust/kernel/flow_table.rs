@@ -434,15 +434,15 @@ impl<T: FlowItem> Chains<T> {
 /// and by a rehash; every flow is dropped once, by gc or with the table.
 ///
 /// ```
-/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::sync::atomic::{self, Relaxed};
 /// use kernel::context::Atomic;
 /// use kernel::flow_table::{Chains, FlowItem, FlowTable, ListId};
 ///
-/// static DROPPED: AtomicUsize = AtomicUsize::new(0);
+/// static DROPPED: atomic::Atomic<usize> = atomic::Atomic::new(0);
 /// struct F(bool);
 /// impl Drop for F {
 ///     fn drop(&mut self) {
-///         DROPPED.fetch_add(1, Ordering::Relaxed);
+///         DROPPED.add(1, Relaxed);
 ///     }
 /// }
 /// impl FlowItem for F {
@@ -453,7 +453,7 @@ impl<T: FlowItem> Chains<T> {
 ///         0
 ///     }
 /// }
-/// let dropped = || DROPPED.load(Ordering::Relaxed);
+/// let dropped = || DROPPED.load(Relaxed);
 ///
 /// let mut t = FlowTable::<F>::new(Chains::new(0, &Atomic)?);
 /// // Flows 0..20, the even ones idle, the odd ones busy on a list.
@@ -531,6 +531,8 @@ pub struct FlowTable<T: FlowItem> {
     seq: u64,
     len: u32,
     max_len: u32,
+    /// The chain a full table's next sweep starts at.
+    sweep_at: usize,
 }
 
 // SAFETY: The table owns its nodes and the `T` in each, as a
@@ -544,7 +546,8 @@ pub struct Lookup<'t, T: FlowItem> {
     pub flow: Option<FlowMut<'t, T>>,
     /// The flow was made by this lookup (it is detached).
     pub created: bool,
-    /// Idle flows collected (freed) on the way.
+    /// Idle flows collected (freed) on the way: on the key's chain, and,
+    /// when the table was full, on the chains of the sweep.
     pub collected: u32,
     /// No flow was made because the table holds [`FlowTable::max_len`]
     /// flows (else `flow` is `None` for want of memory).
@@ -584,6 +587,7 @@ impl<T: FlowItem> FlowTable<T> {
             seq: 0,
             len: 0,
             max_len: core::cmp::min(max_len, Self::MAX_LEN),
+            sweep_at: 0,
         }
     }
 
@@ -693,7 +697,9 @@ impl<T: FlowItem> FlowTable<T> {
     /// `fq_classify()`.
     /// Detached flows met on `key`'s chain for which `stale` returns
     /// `true` are collected, at most `max_collect` of them; a lookup
-    /// that meets none walks the chain once.
+    /// that meets none walks the chain once. A new flow that would find
+    /// the table full is made room for first: the next
+    /// [`Self::SWEEP_CHAINS`] chains are swept for such flows too.
     #[inline]
     pub fn lookup(
         &mut self,
@@ -751,34 +757,17 @@ impl<T: FlowItem> FlowTable<T> {
     ) -> Lookup<'_, T> {
         let mut collected = 0;
         if !walked {
-            let mut link: *mut *mut Node<T> = self.chains.head_of(h);
-            loop {
-                // SAFETY: `link` is a chain head or the `hnext` of a live
-                // node of the chain (set below), and nothing else
-                // references it.
-                let cur = unsafe { *link };
-                if cur.is_null() {
-                    break;
+            let head: *mut *mut Node<T> = self.chains.head_of(h);
+            let found = self.collect(head, Some(key), max_collect, &mut stale, &mut collected);
+            if let Some(cur) = found {
+                if collected > 0 {
+                    self.shrink();
                 }
-                // SAFETY: A chain holds live nodes only (type invariant).
-                let node = unsafe { &mut *cur };
-                if node.key == key {
-                    if collected > 0 {
-                        self.shrink();
-                    }
-                    return self.found(cur, collected as u32);
-                }
-                if collected < max_collect && node.state == DETACHED && stale(&node.val) {
-                    // SAFETY: As above; the node leaves its chain first.
-                    unsafe { *link = node.hnext };
-                    // SAFETY: The node is detached, so on no list and not
-                    // in the heap, and now in no chain: nothing names it.
-                    unsafe { self.free(cur) };
-                    collected += 1;
-                } else {
-                    link = &mut node.hnext;
-                }
+                return self.found(cur, collected as u32);
             }
+        }
+        if self.len >= self.max_len {
+            self.sweep(max_collect, &mut stale, &mut collected);
         }
         if collected > 0 {
             self.shrink();
@@ -794,6 +783,72 @@ impl<T: FlowItem> FlowTable<T> {
             flow,
             collected: collected as u32,
             full,
+        }
+    }
+
+    /// Walks the chain at `head`: returns the node of `key` if it is
+    /// there, collecting on the way (up to `max_collect` in all, counted
+    /// in `collected`) detached flows for which `stale` returns `true`.
+    fn collect(
+        &mut self,
+        head: *mut *mut Node<T>,
+        key: Option<usize>,
+        max_collect: usize,
+        stale: &mut impl FnMut(&T) -> bool,
+        collected: &mut usize,
+    ) -> Option<*mut Node<T>> {
+        let mut link = head;
+        loop {
+            // SAFETY: `link` is a chain head of this table (the caller's)
+            // or the `hnext` of a live node of the chain (set below), and
+            // nothing else references it.
+            let cur = unsafe { *link };
+            if cur.is_null() {
+                return None;
+            }
+            // SAFETY: A chain holds live nodes only (type invariant).
+            let node = unsafe { &mut *cur };
+            if Some(node.key) == key {
+                return Some(cur);
+            }
+            if *collected < max_collect && node.state == DETACHED && stale(&node.val) {
+                // SAFETY: As above; the node leaves its chain first.
+                unsafe { *link = node.hnext };
+                // SAFETY: The node is detached, so on no list and not in
+                // the heap, and now in no chain: nothing names it.
+                unsafe { self.free(cur) };
+                *collected += 1;
+            } else {
+                link = &mut node.hnext;
+            }
+        }
+    }
+
+    /// The most chains a full table sweeps for idle flows before it
+    /// refuses a new flow: a table full of busy flows costs a new flow's
+    /// packet this many chains (about as many flows), not the whole
+    /// table; each sweep starts where the last stopped, so that idle
+    /// flows anywhere are found by the sweeps that follow.
+    pub const SWEEP_CHAINS: usize = 64;
+
+    /// Collects idle flows (as [`Self::collect`]) on the next
+    /// [`Self::SWEEP_CHAINS`] chains.
+    fn sweep(
+        &mut self,
+        max_collect: usize,
+        stale: &mut impl FnMut(&T) -> bool,
+        collected: &mut usize,
+    ) {
+        let n = self.chains.len();
+        for _ in 0..core::cmp::min(Self::SWEEP_CHAINS, n) {
+            // The chains may have been merged since the last sweep.
+            let b = if self.sweep_at < n { self.sweep_at } else { 0 };
+            self.sweep_at = b + 1;
+            let head: *mut *mut Node<T> = self.chains.head(b);
+            self.collect(head, None, max_collect, stale, collected);
+            if *collected >= max_collect {
+                break;
+            }
         }
     }
 

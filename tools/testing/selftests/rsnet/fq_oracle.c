@@ -211,6 +211,7 @@ struct oracle {
 	u32 epoch;
 	struct sk_buff *scratch;	/* dumps */
 	struct sk_buff **skbs;		/* by id: queued */
+	struct sk_buff **clones;	/* by id: a clone sharing its header */
 	u8 *flags;			/* by id: OR_* */
 	u32 nskbs, max_skbs;
 	u64 rng;
@@ -223,6 +224,7 @@ struct oracle {
 	u64 requests;			/* watchdog requests seen */
 	/* what the script follows of the configuration (from the dumps) */
 	u32 orphan_mask, buckets_log, timer_slack, horizon_us, refill_us;
+	u64 maxflows_drops;		/* sch_fq_rs's, from the last xstats */
 	/* gc (see the header) */
 	bool gc_exact;
 	u64 reset_flows, last_flows, last_gc;
@@ -512,8 +514,13 @@ static int read_xstats(struct oracle *o, struct tc_fq_qd_stats *st)
 		return -EMSGSIZE;
 	nest = (struct nlattr *)o->scratch->data;
 	nla_for_each_nested(a, nest, rem) {
-		if (nla_type(a) == TCA_STATS_APP && nla_len(a) == sizeof(*st)) {
+		/* sch_fq_rs appends maxflows_drops (u64) to C's struct. */
+		if (nla_type(a) == TCA_STATS_APP && nla_len(a) >= sizeof(*st)) {
 			memcpy(st, nla_data(a), sizeof(*st));
+			o->maxflows_drops = 0;
+			if (nla_len(a) >= sizeof(*st) + sizeof(u64))
+				memcpy(&o->maxflows_drops, nla_data(a) + sizeof(*st),
+				       sizeof(u64));
 			found = true;
 		}
 	}
@@ -613,6 +620,13 @@ static int observe_options(struct oracle *o)
 	return 0;
 }
 
+/* The clone that shared skb @id's header: not needed once it is freed. */
+static void clone_put(struct oracle *o, u32 id)
+{
+	kfree_skb(o->clones[id]);
+	o->clones[id] = NULL;
+}
+
 /* Skbs the qdisc freed outside enqueue and dequeue (change, reset). */
 static void observe_freed(struct oracle *o, char tag)
 {
@@ -625,6 +639,7 @@ static void observe_freed(struct oracle *o, char tag)
 			if ((o->flags[id] & (OR_FREED | OR_SEEN)) == OR_FREED) {
 				obs(o, tag, "freed %llu", (u64)id);
 				o->flags[id] |= OR_SEEN;
+				clone_put(o, id);
 			}
 			continue;
 		}
@@ -655,6 +670,7 @@ static void skb_done(struct oracle *o, struct sk_buff *skb)
 	skb_mark_not_on_list(skb);
 	if (id < o->nskbs && o->skbs[id] == skb) {
 		o->flags[id] |= OR_SEEN;
+		clone_put(o, id);
 		if (!(o->flags[id] & OR_UNREF)) {
 			o->skbs[id] = NULL;
 			kfree_skb(skb);		/* ours */
@@ -810,7 +826,7 @@ static int op_enqueue(struct oracle *o, u32 n)
 		struct sk_buff *skb, *to_free = NULL;
 		u32 len, cls, id, hash, ecn, hi;
 		struct sock *sk = NULL;
-		bool unref;
+		bool unref, hc;
 		s64 tstamp;
 		int ret;
 
@@ -856,13 +872,24 @@ static int op_enqueue(struct oracle *o, u32 n)
 		o_cb_init(skb, len);
 		o->flags[id] = unref ? OR_UNREF : 0;
 		o->skbs[id] = unref ? skb : skb_get(skb);
+		/*
+		 * A third of the skbs that are the qdisc's alone share their
+		 * header with a clone (a bridge's flood copy, tc mirred):
+		 * C marks that header in place, sch_fq_rs a private copy of
+		 * it; the packet it dequeues must read the same.
+		 */
+		hc = unref && chance(o, 33);
+		if (hc) {
+			o->clones[id] = skb_clone(skb, GFP_KERNEL);
+			hc = o->clones[id];
+		}
 		o->n.enq++;
 
 		ret = o_enqueue(o, skb, &to_free);
-		obs(o, 'e', "id %llu src %llu prio %llx len %llu gso %llu ts %llu ecn %llu unref %llu ret %llx",
+		obs(o, 'e', "id %llu src %llu prio %llx len %llu gso %llu ts %llu ecn %llu unref %llu hc %llu ret %llx",
 		    (u64)id, (u64)src, (u64)prio, (u64)len,
 		    (u64)skb_shinfo(skb)->gso_segs, (u64)cls, (u64)ecn,
-		    (u64)unref, (u64)ret);
+		    (u64)unref, (u64)hc, (u64)ret);
 		drop_list(o, to_free);
 	}
 	return 0;
@@ -1300,6 +1327,7 @@ static void seed_end(struct oracle *o, u32 *leaked)
 	for (id = 0; id < o->nskbs; id++) {
 		struct sk_buff *skb = o->skbs[id];
 
+		clone_put(o, id);
 		if (o->flags[id] & OR_UNREF) {
 			/* Destroying the qdisc must have freed it. */
 			if (skb)
@@ -1720,9 +1748,9 @@ out:
  * old enough to be collected; then, fq's gc age later, one packet each of
  * 64 more new flows. C makes a flow for each; sch_fq_rs drops a new
  * flow's packet once its table is full (4,096 flows in the oracle's
- * build) and counts an allocation error, and takes new flows again once
- * idle ones are collected. Reports where the first drop came and the
- * counters.
+ * build) and counts it in maxflows_drops; once flows are idle, a full
+ * table sweeps for them before it refuses, so every one of the 64 is
+ * taken. Reports where the first drop came and the counters.
  */
 static int fill_one(struct oracle *o, u32 hash, u32 *drops)
 {
@@ -1812,8 +1840,8 @@ static int run_fill(struct oracle *o, u32 n)
 	err = read_xstats(o, &st);
 	if (err)
 		goto out;
-	rep(o, "fill %u first_drop %u drops %u flows %u allocation_errors %llu\n",
-	    n, first, drops, st.flows, st.allocation_errors);
+	rep(o, "fill %u first_drop %u drops %u flows %u allocation_errors %llu maxflows_drops %llu\n",
+	    n, first, drops, st.flows, st.allocation_errors, o->maxflows_drops);
 	/* fq's gc age is 3 s: every flow is idle and stale now. */
 	clock_set(o, o->now + 4 * NS);
 	for (i = 0; i < 64 && !err; i++)
@@ -1821,8 +1849,8 @@ static int run_fill(struct oracle *o, u32 n)
 	if (!err)
 		err = read_xstats(o, &st);
 	if (!err)
-		rep(o, "after_gc new 64 drops %u flows %u gc_flows %llu\n",
-		    later, st.flows, st.gc_flows);
+		rep(o, "after_gc new 64 drops %u flows %u gc_flows %llu maxflows_drops %llu\n",
+		    later, st.flows, st.gc_flows, o->maxflows_drops);
 out:
 	oracle_qdisc_put(o);
 	kfree_skb(m);
@@ -1898,12 +1926,13 @@ static int __init fq_oracle_init(void)
 		return -ENOMEM;
 	o->max_skbs = max(ops * OR_BURST, ooo);
 	o->skbs = kvcalloc(o->max_skbs, sizeof(*o->skbs), GFP_KERNEL);
+	o->clones = kvcalloc(o->max_skbs, sizeof(*o->clones), GFP_KERNEL);
 	o->flags = kvcalloc(o->max_skbs, sizeof(*o->flags), GFP_KERNEL);
 	o->size = verbose ? OR_REPORT_V : OR_REPORT + seeds * 128;
 	o->buf = kvmalloc(o->size, GFP_KERNEL);
 	o->scratch = alloc_skb(NLMSG_GOODSIZE, GFP_KERNEL);
 	err = -ENOMEM;
-	if (!o->skbs || !o->flags || !o->buf || !o->scratch)
+	if (!o->skbs || !o->clones || !o->flags || !o->buf || !o->scratch)
 		goto free;
 	o->buf[0] = '\0';
 
@@ -1946,6 +1975,7 @@ free:
 	kvfree(o->buf);
 	kfree_skb(o->scratch);
 	kvfree(o->flags);
+	kvfree(o->clones);
 	kvfree(o->skbs);
 	kfree(o);
 	return err;
