@@ -3,8 +3,9 @@
 #
 # net.ipv4.tcp_tx_skb_cache (net/ipv4/tcp_tx_skb_cache.rs): the sysctl, the
 # cache it gates under real TCP traffic (loopback and veth between netns,
-# plain send, MSG_ZEROCOPY, sendfile), toggling under traffic, and unload
-# while sockets still hold cached skbs.
+# plain send, MSG_ZEROCOPY, sendfile), toggling under traffic, unload
+# while sockets still hold cached skbs, and how a policy's dropped skb is
+# freed.
 
 . "$(dirname "$0")/lib.sh"
 XFER="python3 -S $(dirname "$(readlink -f "$0")")/tcp_xfer.py"
@@ -32,7 +33,7 @@ serve() {
 ctr() { cat $C/$1; }
 
 ktap_print_header
-ktap_set_plan 19
+ktap_set_plan 23
 
 modprobe -r tcp_tx_skb_cache 2>/dev/null
 check "modprobe tcp_tx_skb_cache" modprobe tcp_tx_skb_cache
@@ -120,5 +121,30 @@ check "sysctl gone after unload" test ! -e $S
 touch "$hold/done"
 check "sockets close cleanly after unload" wait $holder
 rm -rf "$hold"
+
+# A policy that drops every skb it is given (tx_cache_drop, test-only):
+# TCP was done with them, so each must be freed as consumed, never
+# reported to drop monitors as a drop (skb:kfree_skb, NOT_SPECIFIED is
+# what kfree_skb() reports).
+T=/sys/kernel/tracing
+D=/proc/sys/rsnet/tx_cache_drop
+mountpoint -q $T || mount -t tracefs nodev $T
+check "modprobe tx_cache_drop (a policy that drops what it is given)" modprobe tx_cache_drop
+echo 1 >$D/enable
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$T/events/skb/kfree_skb/enable
+echo 1 >$T/tracing_on
+d0=$(cat $D/dropped)
+$XFER send 127.0.0.1 5201 send 4194304 4194304 >/dev/null
+echo 0 >$T/tracing_on
+echo 0 >$T/events/skb/kfree_skb/enable
+echo 0 >$D/enable
+dropped=$(( $(cat $D/dropped) - d0 ))
+drops=$(grep -c 'reason: NOT_SPECIFIED' $T/trace)
+ktap_print_msg "tx_cache_drop dropped $dropped skbs; skb:kfree_skb NOT_SPECIFIED meanwhile: $drops"
+check "the policy was given skbs to drop" test "$dropped" -gt 100
+check "a dropped cached skb is consumed, not counted as a drop" test "$drops" -lt $((dropped / 10))
+check "rmmod tx_cache_drop" modprobe -r tx_cache_drop
 
 ktap_finished
