@@ -18,7 +18,14 @@
 //! (its NAPI context): only an [`AllocCache`] reaches them, and the hook is
 //! given one only where C would touch them.
 
-use crate::{bindings, error::to_result, ffi::c_void, prelude::*, types::Opaque};
+use crate::{
+    bindings,
+    error::to_result,
+    ffi::c_void,
+    prelude::*,
+    sync::atomic::{Atomic, Relaxed},
+    types::Opaque,
+};
 use core::{marker::PhantomData, ptr};
 
 /// No NUMA node preference (`NUMA_NO_NODE`).
@@ -123,13 +130,14 @@ impl<'p> Netmem<'p> {
     #[inline]
     pub fn is_sole_ref(&self) -> bool {
         // SAFETY: A page we own (type invariant) is valid. The count is an
-        // `atomic_t` that other CPUs change atomically, so no reference to
-        // it is formed: it is read once through a raw pointer, as
-        // `page_ref_count()` (`atomic_read()`, a `READ_ONCE()`) does.
+        // `atomic_t` that other CPUs change only atomically: it is read as
+        // one, as `page_ref_count()` (`atomic_read()`) does.
         self.is_net_iov()
             || unsafe {
-                core::ptr::read_volatile(core::ptr::addr_of!((*self.page())._refcount.counter))
-            } == 1
+                Atomic::from_ptr(core::ptr::addr_of_mut!((*self.page())._refcount.counter))
+            }
+            .load(Relaxed)
+                == 1
     }
 
     /// Returns `true` if the page came from the emergency reserves

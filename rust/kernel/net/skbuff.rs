@@ -12,7 +12,10 @@
 //! [`skb_clock`], converted from `CLOCK_MONOTONIC` with
 //! [`ktime_mono_to_any`].
 
-use crate::bindings;
+use crate::{
+    bindings,
+    sync::atomic::{Atomic, Relaxed},
+};
 use core::ptr::NonNull;
 
 mod drop_reason;
@@ -210,12 +213,13 @@ impl SkBuff {
     /// sending one skb again and again).
     #[inline]
     pub fn is_shared(&self) -> bool {
-        // SAFETY: The skb is valid (type invariant); `users` is an atomic
-        // that other holders change, so it is read once, volatile, not
-        // through a reference.
+        // SAFETY: The skb is valid (type invariant); `users` is a
+        // `refcount_t` (an `atomic_t`) that other holders change only
+        // atomically: it is read as one, as `refcount_read()` does.
         let users = unsafe {
-            core::ptr::read_volatile(core::ptr::addr_of!((*self.as_ptr()).users.refs.counter))
-        };
+            Atomic::from_ptr(core::ptr::addr_of_mut!((*self.as_ptr()).users.refs.counter))
+        }
+        .load(Relaxed);
         users != 1
     }
 
