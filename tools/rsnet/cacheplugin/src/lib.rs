@@ -187,13 +187,13 @@ fn state() -> &'static State {
 /// `insn` is an instruction of the block being translated.
 unsafe fn mark_kind(insn: *mut qemu_plugin_insn) -> Option<u32> {
     // SAFETY: The instruction is valid during the translation callback.
-    let (data, size) = unsafe { (qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn)) };
-    if size != 7 || data.is_null() {
+    if unsafe { qemu_plugin_insn_size(insn) } != 7 {
         return None;
     }
-    // SAFETY: `data` holds the instruction's `size` bytes.
-    let b = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), 7) };
-    if b[..3] != NOPL_DISP32 {
+    let mut b = [0u8; 7];
+    // SAFETY: As above; QEMU copies at most `b.len()` bytes into `b`.
+    let n = unsafe { qemu_plugin_insn_data(insn, b.as_mut_ptr().cast(), b.len()) };
+    if n != b.len() || b[..3] != NOPL_DISP32 {
         return None;
     }
     let disp = u32::from_le_bytes([b[3], b[4], b[5], b[6]]);
