@@ -18,8 +18,9 @@
 #   make lint     rustfmt, clippy and checkpatch
 #   make series   the patch series for a 7.2 tree ($RSNET_CACHE/series)
 #   make series-check  that series applied to the pristine tree, built
-#                 in-tree (EACH=1: every patch on its own), and make check
-#                 run on it (SUITE=0: build only)
+#                 in-tree (EACH=1: every patch on its own), cross-built
+#                 for arm64 (ARM64=0: not), and make check run on it
+#                 (SUITE=0: build only)
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
 # KDIR=/path     use your own prepared, built kernel tree instead
@@ -30,7 +31,7 @@
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CACHE REPEAT CHECK_VMS
 export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
-export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM SUITE
+export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM SUITE ARM64
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.
