@@ -39,6 +39,16 @@ if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" compile_fail "* ]]; then
 	tests=("${tests[@]/compile_fail}")
 	read -ra tests <<<"${tests[*]}"
 fi
+# fq_mutants.sh runs mutants of the Rust fq built here first: all of them
+# (make mutants: FQ_MUTANTS=all) or a sample of FQ_MUTANTS (default 8)
+# drawn from FQ_MUTANTS_SEED (default a fresh seed, printed).
+if [[ " ${tests[*]} " == *" fq_mutants.sh "* ]]; then
+	if [ "${FQ_MUTANTS:-8}" = all ]; then
+		bash "$RSNET_TOP/tools/rsnet/mutants.sh" all || exit
+	else
+		bash "$RSNET_TOP/tools/rsnet/mutants.sh" sample "${FQ_MUTANTS:-8}" ${FQ_MUTANTS_SEED:+"$FQ_MUTANTS_SEED"} || exit
+	fi
+fi
 mapfile -t lanes < <(python3 "$RSNET_TOP/tools/rsnet/split.py" "${CHECK_VMS:-2}" \
 	"$ksft/durations" "${tests[@]}")
 step "booting ${#lanes[@]} test VMs for ${#tests[@]} test programs (results: $res)"

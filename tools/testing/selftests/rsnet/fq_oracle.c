@@ -124,6 +124,10 @@ static char *impl = "c";
 module_param(impl, charp, 0444);
 MODULE_PARM_DESC(impl, "c (sch_fq_vt) or rust (sch_fq_rs_vt)");
 
+static char *rsmod = "sch_fq_rs_vt";
+module_param(rsmod, charp, 0444);
+MODULE_PARM_DESC(rsmod, "the module of impl=rust (default sch_fq_rs_vt; fq_mutants.sh: a mutant's)");
+
 static char *dev = "fqo0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "a down device for the qdiscs' transmit queue");
@@ -1890,7 +1894,7 @@ static int __init fq_oracle_init(void)
 	if (!strcmp(impl, "c"))
 		modname = "sch_fq_vt";
 	else if (!strcmp(impl, "rust"))
-		modname = "sch_fq_rs_vt";
+		modname = rsmod;
 	else
 		return -EINVAL;
 	o = kzalloc(sizeof(*o), GFP_KERNEL);
