@@ -5,7 +5,9 @@
 # symbols are renamed in the linked module (llvm-objcopy --redefine-sym),
 # so neither source changes. Then every undefined symbol is checked: none
 # that reads a clock or arms a timer may be left (a call that escaped the
-# redirection), and the redirected ones must be there.
+# redirection), and the redirected ones must be there; and what every
+# undefined symbol resolves to in vmlinux must not read the clock
+# (clockrefs.py) unless listed below with the reason.
 #
 #   vclock.sh MODULE.ko...
 set -euo pipefail
@@ -43,3 +45,41 @@ for ko in "$@"; do
 		fi
 	done
 done
+
+# Names can hide a clock (___ratelimit reads jiffies): what each undefined
+# symbol resolves to in the kernel is checked too. clockrefs.py follows
+# its code in vmlinux, 4 calls deep, to any read of jiffies, jiffies_64 or
+# the TSC, or call of a clock or timer function. The symbols below reach
+# the clock only for what no observation of the oracle depends on; any
+# other that does fails the build, with the calls that get there.
+#   allocation and freeing (the slab and page allocators' debugging,
+#   kmemleak's object times, fault injection's rate limit, reclaim
+#   backoff; pskb_expand_head allocates a header, gnet_stats_copy_app a
+#   copy): they give memory, not a time
+#   __kmalloc_noprof kfree krealloc_node_align_noprof kvrealloc_node_align_noprof
+#   __kvmalloc_node_noprof kvfree kmem_cache_alloc_noprof kmem_cache_free
+#   kmem_cache_destroy __kmem_cache_create_args pskb_expand_head gnet_stats_copy_app
+#   sk_skb_reason_drop: frees an skb (its dst, through RCU)
+#   __skb_get_hash_net: the flow dissector (BPF run statistics) and the
+#   hash seed's one-time initialisation: the hash is the packet's and the
+#   seed's, not the time's
+#   _raw_spin_unlock_bh: runs pending softirqs, other code's
+#   net_ratelimit ___ratelimit _printk __nla_parse: rate limiting and
+#   printing of warnings (a log line's time stamp): the oracle observes
+#   no log (__nla_parse warns of trailing bytes)
+clock_ok='^(__kmalloc_noprof|kfree|krealloc_node_align_noprof|kvrealloc_node_align_noprof|__kvmalloc_node_noprof|kvfree|kmem_cache_alloc_noprof|kmem_cache_free|kmem_cache_destroy|__kmem_cache_create_args|pskb_expand_head|gnet_stats_copy_app|sk_skb_reason_drop|__skb_get_hash_net|_raw_spin_unlock_bh|net_ratelimit|___ratelimit|_printk|__nla_parse)$'
+vmlinux=$(kbuild_dir)/vmlinux
+if [ -f "$vmlinux" ]; then
+	refs=$(python3 "$RSNET_TOP/tools/rsnet/clockrefs.py" "llvm-objdump$LLVM_SUFFIX" "$vmlinux" "$@") || {
+		echo "vclock: following the modules' symbols in $vmlinux failed" >&2
+		exit 1
+	}
+	bad=$(awk -v ok="$clock_ok" '{s = $2; sub(/:$/, "", s)} s !~ ok' <<<"$refs")
+	if [ -n "$bad" ]; then
+		echo "vclock: symbols that resolve to code reading the real clock or arming a timer:" >&2
+		echo "$bad" >&2
+		exit 1
+	fi
+else
+	echo "vclock: no $vmlinux: what the symbols resolve to is not checked" >&2
+fi
