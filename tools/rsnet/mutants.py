@@ -9,6 +9,7 @@ unless the snippet occurs exactly once in the file as it is now.
 
   mutants.py check                   every mutant applies
   mutants.py select all|N [SEED]     the names: all, or N drawn from SEED
+                                     among those not shown equivalent
   mutants.py write DIR NAME...       DIR/fqm_NAME.rs, the mutated module
                                      source of each, DIR/Kbuild and
                                      DIR/list (NAME, module, desc,
@@ -119,8 +120,11 @@ def main(argv):
     elif cmd == "select":
         names = [m["name"] for m in muts]
         if argv[2] != "all":
+            # A sample (make check) is drawn from the mutants that must be
+            # killed: an equivalent one runs every seed to survive, 40 s.
+            pool = [m["name"] for m in muts if not m["equivalent"]]
             rng = random.Random(int(argv[3]) if len(argv) > 3 else 0)
-            names = sorted(rng.sample(names, min(int(argv[2]), len(names))),
+            names = sorted(rng.sample(pool, min(int(argv[2]), len(pool))),
                            key=names.index)
         print("\n".join(names))
     elif cmd == "write":

@@ -160,7 +160,9 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 modprobe -r sch_fq_rs_vt 2>/dev/null
 ip link del $DEV 2>/dev/null
 ip link add $DEV type dummy
-modprobe fq_vclock && modprobe sch_fq_vt || ktap_exit_fail_msg "the oracle's modules do not load"
+if ! modprobe fq_vclock || ! modprobe sch_fq_vt; then
+	ktap_exit_fail_msg "the oracle's modules do not load"
+fi
 
 killed=0 equiv=0 total=0
 TABLE=()
@@ -168,6 +170,18 @@ for row in "${MUTANTS[@]}"; do
 	IFS=$'\t' read -r name mod desc why <<<"$row"
 	total=$((total + 1))
 	t0=$SECONDS
+	if [ -f "$MDIR/$mod.escape" ]; then
+		# vclock.sh refused it at build: it reaches the real clock.
+		VERDICT="killed by the escape check (build): $(grep -m1 -v '^\[' "$MDIR/$mod.escape" | cut -c1-160)"
+		if [ -n "$why" ]; then
+			ktap_test_fail "mutant $name ($desc): said equivalent ($why) but $VERDICT"
+		else
+			killed=$((killed + 1))
+			ktap_test_pass "mutant $name ($desc): $VERDICT"
+		fi
+		TABLE+=("$(printf '%-30s %-4s %s' "$name" "0s" "$VERDICT")")
+		continue
+	fi
 	if ! insmod "$MDIR/$mod.ko"; then
 		ktap_test_fail "mutant $name: $mod.ko does not load"
 		TABLE+=("$(printf '%-30s %s' "$name" "NOT LOADED")")
