@@ -22,6 +22,8 @@ allowed='^(__msecs_to_jiffies|__usecs_to_jiffies|jiffies_to_usecs|jiffies_to_mse
 # Anything else of these names reads a clock or arms a timer.
 suspect='jiffies|ktime|clock|hrtimer|timer|watchdog|register_qdisc|netif_schedule'
 
+# Every module is checked; each failure is a line "vclock: MODULE ...".
+failed=0
 for ko in "$@"; do
 	"llvm-objcopy$LLVM_SUFFIX" \
 		--redefine-sym jiffies=fq_vclock_jiffies \
@@ -35,13 +37,13 @@ for ko in "$@"; do
 	escaped=$(grep -Ei "$suspect" <<<"$undef" | grep -Ev "$allowed" || true)
 	if [ -n "$escaped" ]; then
 		echo "vclock: $ko still reaches the real clock or timers:" $escaped >&2
-		exit 1
+		failed=1
 	fi
 	for s in fq_vclock_jiffies fq_vclock_ktime_get fq_vclock_watchdog_schedule_range_ns \
 		fq_vclock_register_qdisc; do
 		if ! grep -qx "$s" <<<"$undef"; then
 			echo "vclock: $ko does not use $s (nothing was redirected?)" >&2
-			exit 1
+			failed=1
 		fi
 	done
 done
@@ -76,10 +78,12 @@ if [ -f "$vmlinux" ]; then
 	}
 	bad=$(awk -v ok="$clock_ok" '{s = $2; sub(/:$/, "", s)} s !~ ok' <<<"$refs")
 	if [ -n "$bad" ]; then
-		echo "vclock: symbols that resolve to code reading the real clock or arming a timer:" >&2
-		echo "$bad" >&2
-		exit 1
+		for ko in "$@"; do
+			awk -v m="${ko##*/}" -v ko="$ko" '$1 == m {sub(/^[^ ]+ /, ""); print "vclock: " ko " resolves to code reading the real clock or arming a timer: " $0}' <<<"$bad" >&2
+		done
+		failed=1
 	fi
 else
 	echo "vclock: no $vmlinux: what the symbols resolve to is not checked" >&2
 fi
+exit $failed
