@@ -13,6 +13,8 @@
 #                 of the model run twice and are compared)
 #   make oracle   C fq against Rust fq on the same scripts, at scale
 #                 (fq_oracle.sh; ORACLE_SEEDS=1000 ORACLE_OPS=1000)
+#   make mutants  mutants of the Rust fq through the oracle: killed or
+#                 survived, the kill rate (make check runs a sample)
 #   make fuzz     random fq netlink requests, C against Rust, at scale
 #                 (fq_fuzz.sh; FQ_FUZZ_SETS=50000)
 #   make lint     rustfmt, clippy and checkpatch
@@ -30,14 +32,15 @@
 
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CACHE REPEAT CHECK_VMS
-export ORACLE_SEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
+export ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
+export FQ_MUTANTS FQ_MUTANTS_SEED MUTANT_SEEDS
 export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM SUITE ARM64
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.
 export RSNET_VM_CMD := $(value CMD)
 
-.PHONY: all deps kernel modules check oracle fuzz run vm bench lint series series-check clean
+.PHONY: all deps kernel modules check oracle mutants fuzz run vm bench lint series series-check clean
 all: modules
 
 deps:
@@ -54,8 +57,15 @@ check:
 # 100 ms).
 oracle:
 	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \
+		ORACLE_PSEEDS=$${ORACLE_PSEEDS:-20} \
 		ORACLE_OPS=$${ORACLE_OPS:-1000} ORACLE_SLACK_MS=$${ORACLE_SLACK_MS:-10000} \
 		bash $(T)/check.sh
+# Every mutant of the Rust fq through the oracle (fq_mutants.sh): the
+# table of mutants killed and survived, and the kill rate (make check runs
+# a sample of 8, FQ_MUTANTS_SEED repeats one; FQ_MUTANTS="NAME..." runs
+# those).
+mutants:
+	@TESTS=fq_mutants.sh CHECK_VMS=1 FQ_MUTANTS=$${FQ_MUTANTS:-all} bash $(T)/check.sh
 # The netlink fuzzer alone, large: 50,000 sets per implementation by
 # default (make check runs 2,000), about 30 minutes; the kselftest
 # runner's 30-minute limit per program is raised for it.

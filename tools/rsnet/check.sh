@@ -39,6 +39,20 @@ if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" compile_fail "* ]]; then
 	tests=("${tests[@]/compile_fail}")
 	read -ra tests <<<"${tests[*]}"
 fi
+# fq_mutants.sh runs mutants of the Rust fq built here first: all of them
+# (make mutants: FQ_MUTANTS=all), a sample of FQ_MUTANTS (default 8)
+# drawn from FQ_MUTANTS_SEED (default a fresh seed, printed), or those
+# FQ_MUTANTS names.
+if [[ " ${tests[*]} " == *" fq_mutants.sh "* ]]; then
+	if [ "${FQ_MUTANTS:-8}" = all ]; then
+		bash "$RSNET_TOP/tools/rsnet/mutants.sh" all || exit
+	elif ! [[ ${FQ_MUTANTS:-8} =~ ^[0-9]+$ ]]; then
+		# shellcheck disable=SC2086 # a list of names
+		bash "$RSNET_TOP/tools/rsnet/mutants.sh" names $FQ_MUTANTS || exit
+	else
+		bash "$RSNET_TOP/tools/rsnet/mutants.sh" sample "${FQ_MUTANTS:-8}" ${FQ_MUTANTS_SEED:+"$FQ_MUTANTS_SEED"} || exit
+	fi
+fi
 mapfile -t lanes < <(python3 "$RSNET_TOP/tools/rsnet/split.py" "${CHECK_VMS:-2}" \
 	"$ksft/durations" "${tests[@]}")
 step "booting ${#lanes[@]} test VMs for ${#tests[@]} test programs (results: $res)"

@@ -263,6 +263,9 @@ def main():
             verdict = program_verdict(text) or "no verdict"
             if not verdict.startswith("ok"):
                 what += f" ({verdict})"
+                # A program that failed (or gave no verdict) with no
+                # failed test of its own, e.g. one that bailed out, fails.
+                f = max(f, 1)
         if f:
             what += f"  log: {vm.dir / (t + '.ktap')}"
         say(f"    {t:24} {vm.name:4} {expected(t):8.0f} {took:>6}  {what}")

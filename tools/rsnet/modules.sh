@@ -51,10 +51,10 @@ if [ -z "${KDIR:-}" ] || [ -w "$build" ]; then
 	(cd "$build" && "$VENV/bin/virtme-prep-kdir-mods") >>"$log" 2>&1 ||
 		die "virtme-prep-kdir-mods failed" "$log"
 	rm -rf "$moddir/extra" && mkdir -p "$moddir/extra"
-	(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*') | while read -r ko; do
+	(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*' -not -path './.mutants/*') | while read -r ko; do
 		cp "$RSNET_TOP/$ko" "$moddir/extra/"
 	done
 	depmod -ae -F "$build/System.map" -b "$build/.virtme_mods" 0.0.0 >>"$log" 2>&1 ||
 		die "depmod failed" "$log"
 fi
-step "modules: $(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*' -printf '%f ' )"
+step "modules: $(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*' -not -path './.mutants/*' -printf '%f ' )"

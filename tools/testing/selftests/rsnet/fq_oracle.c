@@ -24,11 +24,18 @@
  *    orphan_mask) or kernel TCP and UDP sockets in ESTABLISHED, LISTEN
  *    (orphaned by fq) or CLOSE (hashed by fq) state, with pacing rates
  *    (sk_pacing_rate from 1 byte/s to 100 Gbit/s) and SO_MAX_PACING_RATE
- *    (sk_max_pacing_rate); pkt_len 1..64 KiB, some GSO; every priority;
- *    EDT tstamps 0, past, now, due within nanoseconds to seconds, at the
- *    horizon's edge, and beyond it. The packets carry an IPv4 or IPv6
+ *    (sk_max_pacing_rate); pkt_len 1..64 KiB, some GSO, or a quantum
+ *    (initial or not), half or a quarter of one; every priority;
+ *    EDT tstamps 0, past (some before the clock's zero), now, due within
+ *    nanoseconds to seconds, at the horizon's edge, and beyond it, in
+ *    CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_TAI (tstamp_type), or
+ *    monotonic with tstamp_type 0 (as a BPF program may leave it). The packets carry an IPv4 or IPv6
  *    header with an ECN field.
- *  - a run of up to 32 dequeues (as after a transmit).
+ *  - a run of up to 32 dequeues (as after a transmit), taking a packet
+ *    that ->peek() set aside (sch->gso_skb) first, as the stack does;
+ *    some runs begin with a ->peek(), some end with one, so that the
+ *    next enqueue, change (its drop to a lowered limit) or reset meets a
+ *    peeked packet.
  *  - time advances by 1 ns to 10 s, often to just before, at or after a
  *    due time (the armed watchdog's), a jiffy edge or the gc age. The
  *    watchdog fires on the way when the time passes its expiry: at
@@ -123,6 +130,10 @@
 static char *impl = "c";
 module_param(impl, charp, 0444);
 MODULE_PARM_DESC(impl, "c (sch_fq_vt) or rust (sch_fq_rs_vt)");
+
+static char *rsmod = "sch_fq_rs_vt";
+module_param(rsmod, charp, 0444);
+MODULE_PARM_DESC(rsmod, "the module of impl=rust (default sch_fq_rs_vt; fq_mutants.sh: a mutant's)");
 
 static char *dev = "fqo0";
 module_param(dev, charp, 0444);
@@ -225,6 +236,7 @@ struct oracle {
 	/* what the script follows of the configuration (from the dumps) */
 	u32 orphan_mask, buckets_log, timer_slack, horizon_us, refill_us;
 	u64 maxflows_drops;		/* sch_fq_rs's, from the last xstats */
+	u32 quantum, initial_quantum;
 	/* gc (see the header) */
 	bool gc_exact;
 	u64 reset_flows, last_flows, last_gc;
@@ -602,6 +614,12 @@ static int observe_options(struct oracle *o)
 		case TCA_FQ_FLOW_REFILL_DELAY:
 			o->refill_us = nla_get_u32(a);
 			break;
+		case TCA_FQ_QUANTUM:
+			o->quantum = nla_get_u32(a);
+			break;
+		case TCA_FQ_INITIAL_QUANTUM:
+			o->initial_quantum = nla_get_u32(a);
+			break;
 		}
 	}
 	if (!verbose)
@@ -707,19 +725,44 @@ static int o_enqueue(struct oracle *o, struct sk_buff *skb, struct sk_buff **to_
 	return ret;
 }
 
+/*
+ * A dequeue as the stack makes it: a packet set aside by ->peek() (in
+ * sch->gso_skb) first, as dequeue_skb() and qdisc_dequeue_peeked() take it.
+ */
 static struct sk_buff *o_dequeue(struct oracle *o)
 {
 	struct sk_buff *skb;
 
 	spin_lock_bh(o->root_lock);
-	skb = o->sch->dequeue(o->sch);
+	skb = qdisc_dequeue_peeked(o->sch);
 	spin_unlock_bh(o->root_lock);
 	return skb;
 }
 
+/*
+ * ->peek() as a parent qdisc calls it (fq's is qdisc_peek_dequeued(): it
+ * dequeues and sets the packet aside in sch->gso_skb, still counted).
+ */
+static void op_peek(struct oracle *o)
+{
+	struct sk_buff *skb;
+
+	spin_lock_bh(o->root_lock);
+	skb = o->sch->ops->peek(o->sch);
+	spin_unlock_bh(o->root_lock);
+	observe_request(o);
+	obs(o, 'P', "peek %lld", skb ? (s64)skb->mark : -1LL);
+}
+
 static u32 pick_len(struct oracle *o)
 {
-	switch (below(o, 8)) {
+	switch (below(o, 9)) {
+	case 8:
+		/*
+		 * A quantum, half or a quarter of one (initial or not), so
+		 * that a flow's credit runs out exactly: to 0, not below.
+		 */
+		return max((chance(o, 50) ? o->quantum : o->initial_quantum) >> below(o, 3), 1U);
 	case 0:
 		return 1 + below(o, 64);
 	case 1:
@@ -759,6 +802,12 @@ static s64 pick_tstamp(struct oracle *o, u32 *cls)
 		return 0;
 	case 8 ... 9:
 		*cls = 1;
+		/*
+		 * Now and then before the clock's zero: a monotonic tstamp
+		 * fq must raise to 1 (fq_skb_tstamp_to_mono()).
+		 */
+		if (chance(o, 10))
+			return -(s64)log_uniform(o, 40);
 		return now - 1 - log_uniform(o, 30);
 	case 10:
 		*cls = 2;
@@ -863,6 +912,26 @@ static int op_enqueue(struct oracle *o, u32 n)
 		skb->dev = o->ndev;
 		skb->priority = prio;
 		skb->tstamp = tstamp;
+		/*
+		 * The clock of the tstamp: fq converts from each. Type 0
+		 * (REALTIME) with a monotonic time is what a BPF program that
+		 * sets only the tstamp leaves: fq takes it for monotonic.
+		 */
+		switch (tstamp ? below(o, 10) : 9) {
+		case 0 ... 4:
+			skb->tstamp_type = SKB_CLOCK_MONOTONIC;
+			break;
+		case 5 ... 6:
+			skb->tstamp_type = SKB_CLOCK_REALTIME;
+			skb->tstamp = ktime_mono_to_real(tstamp);
+			break;
+		case 7:
+			skb->tstamp_type = SKB_CLOCK_TAI;
+			skb->tstamp = ktime_mono_to_any(tstamp, TK_OFFS_TAI);
+			break;
+		default:
+			break;
+		}
 		skb_set_hash(skb, hash, PKT_HASH_TYPE_L4);
 		if (sk) {
 			skb->sk = sk;
@@ -900,6 +969,8 @@ static u32 op_dequeue(struct oracle *o, u32 n)
 {
 	u32 i;
 
+	if (chance(o, 15))
+		op_peek(o);
 	for (i = 0; i < n; i++) {
 		struct sk_buff *skb;
 
@@ -914,6 +985,9 @@ static u32 op_dequeue(struct oracle *o, u32 n)
 		    skb->tstamp ? rel(o, skb->tstamp) : 0, (u64)skb_ecn(skb));
 		skb_done(o, skb);
 	}
+	/* Sometimes a packet stays peeked: enqueue, change and reset meet it. */
+	if (chance(o, 10))
+		op_peek(o);
 	return i;
 }
 
@@ -1020,7 +1094,8 @@ static void put_weights(struct sk_buff *m, struct oracle *o, bool bad)
 	int i;
 
 	for (i = 0; i < 3; i++)
-		w[i] = chance(o, 50) ? FQ_MIN_WEIGHT + below(o, 1 << 20) : dflt[i];
+		w[i] = chance(o, 50) ? FQ_MIN_WEIGHT + (chance(o, 20) ? 0 : below(o, 1 << 20)) :
+				       dflt[i];
 	if (bad)
 		w[below(o, 3)] = chance(o, 50) ? FQ_MIN_WEIGHT - 1 : -1;
 	nla_put(m, TCA_FQ_WEIGHTS, sizeof(w), w);
@@ -1918,7 +1993,7 @@ static int __init fq_oracle_init(void)
 	if (!strcmp(impl, "c"))
 		modname = "sch_fq_vt";
 	else if (!strcmp(impl, "rust"))
-		modname = "sch_fq_rs_vt";
+		modname = rsmod;
 	else
 		return -EINVAL;
 	o = kzalloc(sizeof(*o), GFP_KERNEL);
