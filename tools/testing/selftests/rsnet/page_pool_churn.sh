@@ -233,11 +233,13 @@ fi
 ktap_set_plan 10
 for impl in c rust; do
 	# A try in which CPU 0 received something else after the last read
-	# shows nothing of the hold: one more, then the hold's checks skip.
-	for try in 1 2; do
+	# shows nothing of the hold, nor one whose last connection's skbs
+	# left the defer list before teardown (a loaded host's timing): up to
+	# three tries; a hold that never shows fails below.
+	for try in 1 2 3; do
 		read -r bytes npools deferred held held1 left secs flushed foreign < <(run $impl)
 		ktap_print_msg "$impl: iperf3 received ${bytes:-0} bytes, the last connection ${deferred:-0}; $npools pools destroyed; in flight ${HOLD}s after teardown: ${held:-?}, after a packet on CPU 1: ${held1:-?}, ${secs:-?}s after one on CPU 0: ${left:-?}; skbs that CPU 0's net_rx_action() then freed: ${flushed:-0}; other NET_RX on CPU 0 meanwhile: ${foreign:-?}"
-		[ "${foreign:-1}" = 0 ] && break
+		[ "${foreign:-1}" = 0 ] && [ "${held:-0}" -gt 0 ] && break
 	done
 	check "$impl: the TCP stream crossed the churning veth" [ "${bytes:-0}" -gt 0 ]
 	if [ "${foreign:-1}" = 0 ]; then
