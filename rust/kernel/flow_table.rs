@@ -758,7 +758,9 @@ impl<T: FlowItem> FlowTable<T> {
         let mut collected = 0;
         if !walked {
             let head: *mut *mut Node<T> = self.chains.head_of(h);
-            let found = self.collect(head, Some(key), max_collect, &mut stale, &mut collected);
+            // SAFETY: `head` is the head of one of this table's chains.
+            let found =
+                unsafe { self.collect(head, Some(key), max_collect, &mut stale, &mut collected) };
             if let Some(cur) = found {
                 if collected > 0 {
                     self.shrink();
@@ -789,7 +791,11 @@ impl<T: FlowItem> FlowTable<T> {
     /// Walks the chain at `head`: returns the node of `key` if it is
     /// there, collecting on the way (up to `max_collect` in all, counted
     /// in `collected`) detached flows for which `stale` returns `true`.
-    fn collect(
+    ///
+    /// # Safety
+    ///
+    /// `head` is the head of one of this table's chains.
+    unsafe fn collect(
         &mut self,
         head: *mut *mut Node<T>,
         key: Option<usize>,
@@ -799,9 +805,9 @@ impl<T: FlowItem> FlowTable<T> {
     ) -> Option<*mut Node<T>> {
         let mut link = head;
         loop {
-            // SAFETY: `link` is a chain head of this table (the caller's)
-            // or the `hnext` of a live node of the chain (set below), and
-            // nothing else references it.
+            // SAFETY: `link` is a chain head of this table (the caller's
+            // contract) or the `hnext` of a live node of the chain (set
+            // below), and nothing else references it.
             let cur = unsafe { *link };
             if cur.is_null() {
                 return None;
@@ -845,7 +851,8 @@ impl<T: FlowItem> FlowTable<T> {
             let b = if self.sweep_at < n { self.sweep_at } else { 0 };
             self.sweep_at = b + 1;
             let head: *mut *mut Node<T> = self.chains.head(b);
-            self.collect(head, None, max_collect, stale, collected);
+            // SAFETY: `head` is the head of chain `b < n` of this table.
+            unsafe { self.collect(head, None, max_collect, stale, collected) };
             if *collected >= max_collect {
                 break;
             }
