@@ -143,8 +143,11 @@ echo 0 >$D/enable
 dropped=$(( $(cat $D/dropped) - d0 ))
 drops=$(grep -c 'reason: NOT_SPECIFIED' $T/trace)
 ktap_print_msg "tx_cache_drop dropped $dropped skbs; skb:kfree_skb NOT_SPECIFIED meanwhile: $drops"
-check "the policy was given skbs to drop" test "$dropped" -gt 100
-check "a dropped cached skb is consumed, not counted as a drop" test "$drops" -lt $((dropped / 10))
+# The skbs a transfer frees depend on how TCP sized them (a slower host
+# may send fewer, larger ones); a kfree_skb() per dropped skb would make
+# the drops at least as many as the dropped skbs.
+check "the policy was given skbs to drop" test "$dropped" -gt 20
+check "a dropped cached skb is consumed, not counted as a drop" test "$drops" -lt $((dropped / 2))
 check "rmmod tx_cache_drop" modprobe -r tx_cache_drop
 
 ktap_finished
