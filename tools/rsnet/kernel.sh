@@ -26,6 +26,11 @@ if [ "$KCONFIG" != default ]; then
 fi
 MAKE=(make -C "$src" O="$build" LLVM="$RSNET_LLVM" -j"$(nproc)")
 
+# Every KCONFIG shares one source tree: one kernel.sh at a time (another
+# clone of this repository may be building).
+exec 9>"$RSNET_CACHE/.kernel.lock"
+flock 9
+
 key=$( {
 	echo "$srcver $KCONFIG"
 	rustc --version; "clang$LLVM_SUFFIX" --version | head -1; bindgen --version; echo "$LIBCLANG_PATH"
