@@ -1,17 +1,41 @@
 # SPDX-License-Identifier: GPL-2.0
-"""tdc without pyroute2, in the emulated test VM.
+"""tdc in the emulated test VM: without pyroute2, and with its netns ready.
 
 tdc_fq.sh puts this directory on PYTHONPATH, so Python imports this module
-at startup. tdc's nsPlugin uses pyroute2 when it can import it, and
+at startup. tdc and its plugins stay unmodified; this module changes two
+things around them.
+
+pyroute2 is hidden. tdc's nsPlugin uses pyroute2 when it can import it, and
 iproute2 (one `ip -b -` process fed the setup commands) when it cannot. In
 the single-threaded TCG guest the pyroute2 path cost more than the tests:
 the import alone took 25 s, and each test's netns was made by a forked
 helper that pyroute2 gave two seconds to answer, which CI once saw time
-out. tdc and its plugins stay unmodified; only pyroute2 is hidden.
+out.
+
+nsPlugin's iproute2 path is made to wait for its own setup. It writes each
+test's commands (netns add, the veth, dummy and ifb made and moved into the
+netns, each brought up, the veth's outer end $DEV0 up last) to the `ip -b -`
+process and returns once /run/netns/NS exists, which the first command
+makes; ip then still works through the rest while tdc runs the test. Under
+TCG the rest took 1.6 to 4.0 s (three of the lines are `netns exec`, a fork
+and exec of ip each), while tdc reached the scapy send of case 9479 on
+$DEV0 1.7 to 3.9 s after writing them: when ip was later, sendp() raised
+ENETDOWN ($DEV0 still down), an exception tdc does not catch, so tdc died
+before printing any result and every case of the file was lost. With
+pyroute2 the same setup is synchronous; here the plugin returns once ip has
+carried out the batch's last line ($DEV0 up; ip runs the lines in order
+and exits at a failing one, which tdc's _proc_check reports).
 """
 
 import importlib.abc
+import importlib.machinery
 import sys
+import time
+
+IFF_UP = 0x1
+# How long ip may take for one test's batch before the test fails (TCG,
+# a loaded host: 4 s seen).
+BATCH_TIMEOUT = 60
 
 
 class _NoPyroute2(importlib.abc.MetaPathFinder):
@@ -23,4 +47,71 @@ class _NoPyroute2(importlib.abc.MetaPathFinder):
         return None
 
 
+def _is_up(dev):
+    try:
+        with open(f"/sys/class/net/{dev}/flags") as f:
+            return int(f.read(), 16) & IFF_UP != 0
+    except FileNotFoundError:
+        return False
+
+
+def _patch_ns_plugin(mod):
+    """nsPlugin's _ipr2_ns_create returns once ip has carried it out."""
+    cls = mod.SubPlugin
+    create = cls._ipr2_ns_create
+    # The last line of the batch is $DEV0 up (then $DEV2's, with -d,
+    # which tdc_fq.sh does not use).
+    if not cls._ipr2_ns_create_cmds(_Probe())[-1].endswith("link set DEV0 up"):
+        raise RuntimeError("tdc_site: nsPlugin's batch no longer ends with $DEV0 up")
+
+    def ipr2_ns_create(self):
+        create(self)
+        dev0 = self.args.NAMES["DEV0"]
+        deadline = time.monotonic() + BATCH_TIMEOUT
+        while not _is_up(dev0):
+            self._proc_check()  # ip exited at a failing line
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"tdc_site: {dev0} not up {BATCH_TIMEOUT} s "
+                                   "after nsPlugin's setup was written")
+            time.sleep(0.01)
+
+    cls._ipr2_ns_create = ipr2_ns_create
+
+
+class _Probe:
+    """A stand-in plugin to read nsPlugin's batch with placeholder names."""
+
+    class args:
+        device = None
+        NAMES = {"NS": "NS", "DEV0": "DEV0", "DEV1": "DEV1", "DUMMY": "DUMMY",
+                 "IFB": "IFB", "IP": "IP"}
+
+    def _replace_keywords(self, cmd):
+        for k in sorted(self.args.NAMES, key=len, reverse=True):
+            cmd = cmd.replace("$" + k, self.args.NAMES[k])
+        return cmd
+
+
+class _PatchNsPlugin(importlib.abc.MetaPathFinder):
+    """Patches tdc's plugin-lib/nsPlugin.py as tdc imports it."""
+
+    NAME = "plugin-lib.nsPlugin"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.NAME:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None:
+            return None
+        exec_module = spec.loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            _patch_ns_plugin(module)
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+
 sys.meta_path.insert(0, _NoPyroute2())
+sys.meta_path.insert(0, _PatchNsPlugin())
