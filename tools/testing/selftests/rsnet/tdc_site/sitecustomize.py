@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""tdc in the emulated test VM: without pyroute2, and with its netns ready.
+"""tdc in the emulated test VM: no pyroute2, its netns ready, scapy lean.
 
 tdc_fq.sh puts this directory on PYTHONPATH, so Python imports this module
-at startup. tdc and its plugins stay unmodified; this module changes two
-things around them.
+at startup. tdc's files stay unmodified; this module changes, as they are
+imported, how nsPlugin makes a test's netns and which layers scapy loads.
 
 pyroute2 is hidden. tdc's nsPlugin uses pyroute2 when it can import it, and
 iproute2 (one `ip -b -` process fed the setup commands) when it cannot. In
@@ -33,6 +33,14 @@ and then sets IFF_UP (do_setlink() changes the netns before the flags), in
 the ip process already running. Same devices, same names, same state at
 the end; the wait for it (above) went from 87.8 s to 19.1 s for the 19 cases
 (the second under the higher host load: load average 10 against 7).
+
+scapy loads only the layers fq.json's packets are made of. tdc's scapy
+plugin does `from scapy.all import *` and eval()s each case's packet in
+that namespace; scapy.all imports every layer of conf.load_layers (about
+70: bluetooth, dns, dot11, tls, ...). fq.json's one packet is
+Ether/IP/TCP: scapy.layers.l2 and scapy.layers.inet. Measured in the guest
+(a loaded host): `import scapy.all` 53 and 55 s, with those two layers 23
+and 27 s. A case whose packet needs another layer fails (NameError).
 """
 
 import importlib.abc
@@ -143,5 +151,29 @@ class _PatchNsPlugin(importlib.abc.MetaPathFinder):
         return spec
 
 
+# The layers fq.json's packets use (see above).
+SCAPY_LAYERS = ["l2", "inet"]
+
+
+class _ScapyLayers(importlib.abc.MetaPathFinder):
+    """Sets scapy's conf.load_layers as scapy.config is imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "scapy.config":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None:
+            return None
+        exec_module = spec.loader.exec_module
+
+        def exec_and_set(module):
+            exec_module(module)
+            module.conf.load_layers = list(SCAPY_LAYERS)
+
+        spec.loader.exec_module = exec_and_set
+        return spec
+
+
 sys.meta_path.insert(0, _NoPyroute2())
 sys.meta_path.insert(0, _PatchNsPlugin())
+sys.meta_path.insert(0, _ScapyLayers())
