@@ -51,6 +51,8 @@ kernel::module_qdisc! {
     authors: ["rsnet"],
     description: "Fair Queue Packet Scheduler (Rust)",
     license: "GPL",
+    // MODULE_ALIAS_NET_SCH("fq"): tc loads the fq the kernel was built with.
+    alias: ["net-sch-fq"],
 }
 
 const FQ_BANDS: usize = 3;
