@@ -51,6 +51,8 @@ kernel::module_qdisc! {
     authors: ["rsnet"],
     description: "Fair Queue Packet Scheduler (Rust)",
     license: "GPL",
+    // MODULE_ALIAS_NET_SCH("fq"): tc loads the fq the kernel was built with.
+    alias: ["net-sch-fq"],
 }
 
 const FQ_BANDS: usize = 3;
@@ -68,11 +70,7 @@ const TIME_UPTIME_SEC_MAX: i64 = 30 * 365 * 24 * 3600;
 /// The most flows a qdisc holds (C has no limit but memory): a new flow
 /// that finds the table full even after a sweep for idle flows has its
 /// packet dropped (`QDISC_DROP_MAXFLOWS`), counted in `maxflows_drops`.
-#[cfg(not(rsnet_vclock))]
 const FQ_MAX_FLOWS: u32 = FlowTable::<Flow>::MAX_LEN;
-/// The oracle's build (`--cfg rsnet_vclock`): a limit its test reaches.
-#[cfg(rsnet_vclock)]
-const FQ_MAX_FLOWS: u32 = 4096;
 
 /// The hash of a flow key: its low bits pick the chain, so that a chain's
 /// flows split by one more bit. `hash_ptr()` keeps a product's top bits;

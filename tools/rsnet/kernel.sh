@@ -3,6 +3,10 @@
 #
 #   pristine  $RSNET_CACHE/pristine-<ver>   $KSRC_PKG as unpacked
 #   source    $RSNET_CACHE/src-<ver>        pristine + patches/ + rust/ overlay
+#
+# patches/*.patch are the series' edits (make series); patches/test/*.patch
+# come after them and are the test kernel's own: what the tests need of the
+# kernel that the series does not give its users.
 #   build     $RSNET_CACHE/build-$KCONFIG   O= build directory
 #
 # The build directory records the hash of every input (source version,
@@ -56,7 +60,7 @@ rm -rf "$stage" && mkdir -p "$stage"
 log=$LOGDIR/kernel-prepare.log
 : >"$log"
 touched=$(mktemp)
-for p in "$RSNET_TOP"/patches/*.patch; do
+for p in "$RSNET_TOP"/patches/*.patch "$RSNET_TOP"/patches/test/*.patch; do
 	[ -e "$p" ] || continue
 	grep -E '^\+\+\+ ' "$p" | sed -E 's#^\+\+\+ [^/]*/##; s#\t.*##' >>"$touched"
 done
@@ -66,7 +70,7 @@ while read -r f; do
 	mkdir -p "$stage/$(dirname "$f")"
 	[ -f "$pristine/$f" ] && cp "$pristine/$f" "$stage/$f"
 done < <(sort -u "$touched")
-for p in "$RSNET_TOP"/patches/*.patch; do
+for p in "$RSNET_TOP"/patches/*.patch "$RSNET_TOP"/patches/test/*.patch; do
 	[ -e "$p" ] || continue
 	echo "== $p" >>"$log"
 	patch -d "$stage" -p1 --no-backup-if-mismatch -s <"$p" >>"$log" 2>&1 ||

@@ -39,7 +39,7 @@ cp=("$src/scripts/checkpatch.pl" --no-tree --quiet --show-types --ignore FILE_PA
 	--typedefsfile "$RSNET_TOP/tools/rsnet/checkpatch.typedefs")
 # Patches go in on stdin: checkpatch checks a file that git tracks as a
 # source file, not as a patch.
-for p in patches/*.patch; do
+for p in patches/*.patch patches/test/*.patch; do
 	echo "$p"
 	"${cp[@]}" - <"$p" || fail=1
 done

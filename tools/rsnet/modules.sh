@@ -29,6 +29,14 @@ bash "$RSNET_TOP/tools/rsnet/vclock.sh" \
 	"$RSNET_TOP/net/sched/sch_fq_rs_vt.ko" >>"$log" 2>&1 ||
 	die "redirecting the oracle modules' clock failed" "$log"
 
+# One fq answers tc's request_module("net-sch-fq"): the kernel's own (C's
+# sch_fq.ko on the test kernel, the Rust sch_fq_rs.ko on a kernel built
+# with NET_SCH_FQ_RUST). The fq modules built here are the other
+# implementation and the oracle's: none of them keeps the alias.
+python3 "$RSNET_TOP/tools/rsnet/modalias.py" net-sch-fq \
+	$(cd "$RSNET_TOP" && find net/sched tools/testing/selftests/rsnet -maxdepth 1 -name '*.ko' -printf "$RSNET_TOP/%p ") \
+	>>"$log" 2>&1 || die "taking the net-sch-fq alias off the out-of-tree modules failed" "$log"
+
 # The selftests' user-space helpers, run in the VM from the host's file
 # system (it is the VM's root).
 zc=$RSNET_TOP/tools/testing/selftests/rsnet/zc_xfer
@@ -56,5 +64,14 @@ if [ -z "${KDIR:-}" ] || [ -w "$build" ]; then
 	done
 	depmod -ae -F "$build/System.map" -b "$build/.virtme_mods" 0.0.0 >>"$log" 2>&1 ||
 		die "depmod failed" "$log"
+	# At most one module answers "tc qdisc add ... fq" (none if fq is
+	# built in), and it is the kernel's, not one of extra/.
+	fqmods=$(awk '$2 == "net-sch-fq" {print $3}' "$moddir/modules.alias")
+	case $(echo $fqmods) in
+	'' | sch_fq | sch_fq_rs) ;;
+	*) die "net-sch-fq: want the kernel's fq alone, modules.alias has: $(echo $fqmods)" ;;
+	esac
+	[ -z "$fqmods" ] || [ ! -e "$moddir/extra/$fqmods.ko" ] ||
+		die "net-sch-fq is the alias of extra/$fqmods.ko, not of the kernel's fq"
 fi
 step "modules: $(cd "$RSNET_TOP" && find . -name '*.ko' -not -path './.git/*' -not -path './.mutants/*' -printf '%f ' )"

@@ -25,7 +25,9 @@ MDIR = os.path.join(TOP, "tools/testing/selftests/rsnet/mutants")
 # The module the mutants replace, and what they are built as: the oracle
 # build of sch_fq_rs.rs (see Kbuild).
 MODULE_SRC = "net/sched/sch_fq_rs.rs"
-RUSTFLAGS = "--cfg rsnet_vclock"
+# The oracle build's flow table limit (Kbuild's sch_fq_rs_vt.rs): the
+# substitution of tools/rsnet/fq_vt.sed.
+MAX_FLOWS = (re.compile(r"^const FQ_MAX_FLOWS: u32 = .*;$", re.M), "const FQ_MAX_FLOWS: u32 = 4096;")
 
 
 class MutantError(Exception):
@@ -104,7 +106,10 @@ def source(m):
         # module instead of the kernel crate's: not supported yet.
         raise MutantError("%s: mutant %s: only %s can be mutated" % (m["where"], m["name"], MODULE_SRC))
     with open(os.path.join(TOP, m["file"]), encoding="utf-8") as f:
-        return apply(m, f.read())
+        src, n = MAX_FLOWS[0].subn(MAX_FLOWS[1], apply(m, f.read()))
+    if n != 1:
+        raise MutantError("%s: mutant %s: no FQ_MAX_FLOWS line to limit" % (m["where"], m["name"]))
+    return src
 
 
 def main(argv):
@@ -139,7 +144,7 @@ def main(argv):
             mod = "fqm_" + name
             with open(os.path.join(d, mod + ".rs"), "w", encoding="utf-8") as f:
                 f.write(source(m))
-            kbuild += ["obj-m += %s.o" % mod, "RUSTFLAGS_%s.o := %s" % (mod, RUSTFLAGS)]
+            kbuild += ["obj-m += %s.o" % mod]
             rows.append("\t".join((name, mod, m["desc"], m["equivalent"])))
         with open(os.path.join(d, "Kbuild"), "w", encoding="utf-8") as f:
             f.write("\n".join(kbuild) + "\n")

@@ -2,14 +2,17 @@
 # make series: the rsnet series as git format-patch output, made from this
 # repository onto the pristine Debian 7.2 tree (see patches/series).
 # make series-check: that series applied and built in-tree, patch by patch
-# (EACH=1; EACH_FROM=N from patch N), also cross-built for arm64 (ARM64=0
-# skips that), and the whole suite run on it (SUITE=0 skips the suite).
+# (EACH=1; EACH_FROM=N from patch N), the objects of the C files it
+# changes compared with the pristine tree's with its options off
+# (objcmp.sh), also cross-built for arm64 (ARM64=0 skips that), and the
+# whole suite run on it (SUITE=0 skips the suite).
 #
 #   $RSNET_CACHE/series-base   git: the pristine tree, one commit
 #   $RSNET_CACHE/series-work   git: where the series is made (reset each time)
 #   $RSNET_CACHE/series-src    git: the series checked out, the tree built
 #   $RSNET_CACHE/build-series  its O= build directory
 #   $RSNET_CACHE/build-series-arm64  the same, cross-built for arm64
+#   $RSNET_CACHE/build-series-off, build-pristine-off  objcmp.sh's builds
 #   $SERIES_OUT (default $RSNET_CACHE/series)  the patches and cover letter
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +40,8 @@ export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email
 
 # The manifest: every patch of patches/ once, and every file the kernel
 # tree gets from this repository (rust/, the modules, the sample) once.
+# patches/test/ is not the series: the test kernel's own edits
+# (tools/rsnet/kernel.sh applies them after the series').
 entries=$(grep -vE '^(#|$)' "$list")
 want=$( { (cd "$RSNET_TOP/patches" && ls ./*.patch | sed 's#^\./##');
 	(cd "$RSNET_TOP" && find rust -type f; ls net/*/*.rs samples/rust/*.rs) |
@@ -142,6 +147,14 @@ for c in $(git -C "$work" rev-list --reverse "$pristine..rsnet"); do
 	rm -f "$p.checkpatch"
 done
 rm -f "$work"/.checkpatch-camelcase.*
+# What the series exports is for GPL modules only, as the Rust modules of
+# the series are.
+exports=$(git -C "$work" diff "$pristine" rsnet | grep -E '^\+.*\bEXPORT_SYMBOL(_NS)?\(' || true)
+if [ -n "$exports" ]; then
+	echo "exports that are not EXPORT_SYMBOL_GPL:" >&2
+	echo "$exports" | sed 's/^/    /' >&2
+	fails=$((fails + 1))
+fi
 [ "$fails" = 0 ] || die "$fails patch(es) of the series are not clean"
 step "series: $n patches and a cover letter in $out (git am them onto linux 7.2)"
 [ "$mode" = check ] || exit 0
@@ -179,6 +192,15 @@ step "series kernel built in $(( $(date +%s) - start ))s"
 for m in net/sched/sch_fq_rs.ko net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko samples/rust/rust_sysctl.ko; do
 	[ -f "$build/$m" ] || die "the series kernel has no in-tree $m" "$blog"
 done
+# One fq per kernel: NET_SCH_FQ_RUST builds the Rust one for NET_SCH_FQ,
+# not C's, and the one built is what tc's request_module("net-sch-fq")
+# loads.
+! grep -qx 'net/sched/sch_fq.o' "$build/modules.order" ||
+	die "the series kernel with NET_SCH_FQ_RUST built C's sch_fq too"
+modinfo -F alias "$build/net/sched/sch_fq_rs.ko" | grep -qx net-sch-fq ||
+	die "the series kernel's sch_fq_rs.ko has no net-sch-fq alias: tc would not load it"
+# With the series' options off, its C changes compile to nothing.
+bash "$RSNET_TOP/tools/rsnet/objcmp.sh" "$tree" "$pristine" "$build/.config"
 # The same tree for arm64 (cross, with LLVM; built, not booted): without
 # CFI it has no HAVE_STATIC_CALL, so the page_pool hook's static calls are
 # the generic indirect ones there. ARM64=0 skips it.
@@ -189,7 +211,7 @@ if [ "${ARM64:-1}" = 1 ]; then
 	# The x86 options of the test kernel do not exist there: lax, then
 	# each rsnet option checked by hand.
 	ARCH=arm64 KCONFIG_LAX=1 kconfigure "$tree" "$abuild" "${frags[@]}"
-	for o in CONFIG_RUST=y CONFIG_NET_SCH_FQ_RUST=m CONFIG_PAGE_POOL_RUST=m \
+	for o in CONFIG_RUST=y CONFIG_NET_SCH_FQ_RUST=y CONFIG_PAGE_POOL_RUST=m \
 		CONFIG_TCP_TX_SKB_CACHE=m CONFIG_SAMPLE_RUST_SYSCTL=m; do
 		grep -qxF "$o" "$abuild/.config" || die "arm64 config: $o not set (dependency missing?)" "$LOGDIR/kernel-config-build-series-arm64.log"
 	done

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The Rust fq (net/sched/sch_fq_rs.rs) registers "fq": the qdisc tc creates
-# is the Rust one, it holds the module while in use, and it goes cleanly.
+# is the Rust one, it holds the module while in use, and it goes cleanly;
+# with no fq loaded, tc autoloads the kernel's own fq and only that one.
 # u32 attributes at their maximum behave as in C (flow_limit 2^32-1 never
 # drops: C compares the flow's int qlen with it as unsigned).
 
@@ -10,7 +11,7 @@
 DEV=fqb0
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 17
 
 fq_unload_all
 ip link del $DEV 2>/dev/null
@@ -25,6 +26,21 @@ expect_eq "module still loaded after refused rmmod" 1 "$(module_refcnt sch_fq_rs
 tc qdisc del dev $DEV root
 check "after qdisc del, rmmod works" modprobe -r sch_fq_rs
 expect_eq "module gone" none "$(module_refcnt sch_fq_rs)"
+
+# One fq per kernel: with no fq loaded, tc loads the kernel's own, the one
+# module that net-sch-fq resolves to (C's sch_fq on the test kernel, the
+# Rust sch_fq_rs with CONFIG_NET_SCH_FQ_RUST), and not the other.
+fq_unload_all
+own=$(modprobe -R net-sch-fq 2>/dev/null | tr '\n' ' ')
+own=${own% }
+other=$([ "$own" = sch_fq ] && echo sch_fq_rs || echo sch_fq)
+check "net-sch-fq resolves to one module, sch_fq or sch_fq_rs (${own:-none})" \
+	test "$own" = sch_fq -o "$own" = sch_fq_rs
+check "tc qdisc add ... fq, no fq loaded" tc qdisc add dev $DEV root fq
+expect_eq "tc loaded $own (refcnt 1)" 1 "$(module_refcnt "$own")"
+expect_eq "and not $other" none "$(module_refcnt "$other")"
+tc qdisc del dev $DEV root
+fq_unload_all
 
 # flow_limit 4294967295: the same packets through C and Rust fq (maxrate
 # set, so no packet takes the fast path around the flow limit). Counters

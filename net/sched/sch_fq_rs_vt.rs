@@ -1,1 +1,0 @@
-sch_fq_rs.rs
