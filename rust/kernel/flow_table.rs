@@ -44,20 +44,49 @@ pub trait FlowItem {
 pub const FLOW_LISTS: usize = 8;
 
 /// One of the [`FLOW_LISTS`] round-robin lists of a [`FlowTable`].
+///
+/// A word, not a byte: the data path computes list numbers from a band's
+/// and turns them into addresses, and a word needs no widening for either.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListId(u8);
+pub struct ListId(usize);
 
 impl ListId {
     /// List `i % FLOW_LISTS`: any `i` names a list.
     #[inline]
     pub const fn new(i: usize) -> Self {
-        Self((i % FLOW_LISTS) as u8)
+        Self(i % FLOW_LISTS)
     }
 
     /// The list's number, below [`FLOW_LISTS`].
     #[inline]
     pub const fn index(self) -> usize {
-        self.0 as usize % FLOW_LISTS
+        self.0 % FLOW_LISTS
+    }
+}
+
+/// Two lists that a flow-queueing scheduler serves as one, new flows
+/// first (C's `new_flows` and `old_flows` of a band): lists `2 * i` and
+/// `2 * i + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListPair(usize);
+
+impl ListPair {
+    /// Pair `i % (FLOW_LISTS / 2)`: any `i` names a pair.
+    #[inline]
+    pub const fn new(i: usize) -> Self {
+        Self(i % (FLOW_LISTS / 2))
+    }
+
+    /// The list served first.
+    #[inline]
+    pub const fn new_flows(self) -> ListId {
+        ListId::new(2 * self.0)
+    }
+
+    /// The list served when the other is empty.
+    #[inline]
+    pub const fn old_flows(self) -> ListId {
+        ListId::new(2 * self.0 + 1)
     }
 }
 
@@ -648,22 +677,23 @@ impl<T: FlowItem> FlowTable<T> {
         })
     }
 
-    /// The first flow of list `a`, else of list `b`, if any (C's
-    /// `fq_pband_head_select()` of a band with credit).
+    /// The first flow of `p`'s new list, else of its old list, if any
+    /// (C's `fq_pband_head_select()` of a band with credit).
     #[inline]
-    pub fn front_of(&mut self, a: ListId, b: ListId) -> Option<Front<'_, T>> {
-        let list = if !self.list_is_empty(a) {
-            a
-        } else if !self.list_is_empty(b) {
-            b
-        } else {
-            return None;
+    pub fn front_of(&mut self, p: ListPair) -> Option<Front<'_, T>> {
+        // The pair's two heads, side by side: the old list's is the new
+        // one's neighbour, no second address to keep.
+        let new = p.new_flows().index();
+        let (node, i) = match &self.lists[new..][..2] {
+            [a, _] if !a.first.is_null() => (a.first, 0),
+            [_, b] if !b.first.is_null() => (b.first, 1),
+            _ => return None,
         };
-        // INVARIANT: `list` is not empty: `node` is its first.
+        // INVARIANT: `node` is the first of the non-empty list `new + i`.
         Some(Front {
-            node: self.lists[list.index()].first,
+            node,
             table: self,
-            list,
+            list: ListId::new(new + i),
         })
     }
 
@@ -965,7 +995,7 @@ impl<T: FlowItem> FlowTable<T> {
         // write link fields only, which no reference covers.
         unsafe {
             (*node).link.next = ptr::null_mut();
-            (*node).state = l.0;
+            (*node).state = l.index() as u8;
         }
         let list = &mut self.lists[l.index()];
         if list.first.is_null() {
