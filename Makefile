@@ -8,7 +8,7 @@
 #   make kernel   only prepare and build the test kernel (cached)
 #   make modules  only build the out-of-tree modules
 #   make bench    C vs Rust, on vs off (ROUNDS=5, BENCH=page_pool,tcp,
-#                 fq,fqscale picks the parts; cache misses per packet from
+#                 fq,fqscale,fqslack picks the parts; cache misses per packet from
 #                 a TCG cache model, CACHE=0: without; REPEAT=1: the rows
 #                 of the model run twice and are compared)
 #   make oracle   C fq against Rust fq on the same scripts, at scale

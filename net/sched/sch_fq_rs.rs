@@ -26,7 +26,7 @@
 
 use kernel::c_str;
 use kernel::context::Atomic;
-use kernel::flow_table::{Chains, FlowItem, FlowMut, FlowTable, ListId, Lookup};
+use kernel::flow_table::{Chains, FlowItem, FlowMut, FlowTable, ListPair, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
     self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
@@ -174,18 +174,6 @@ struct PerBandFlows {
     quantum: i32,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ListSel {
-    New = 0,
-    Old = 1,
-}
-
-/// A band's new or old list (C's `pband->new_flows`/`old_flows`).
-#[inline]
-fn list_of(band: usize, sel: ListSel) -> ListId {
-    ListId::new((band & BAND_MASK) << 1 | sel as usize)
-}
-
 /// The end of `fq_flow_rb_insert()`, once a flow due at
 /// `time_next_packet` is in the throttled heap: `q->time_next_delayed_flow`
 /// is the earliest deadline there.
@@ -209,7 +197,7 @@ fn fq_flow_adjust_timer(
     if time_to_send <= now {
         // `fq_flow_unset_throttled()`.
         let band = flow.band as usize;
-        flow.unthrottle(list_of(band, ListSel::Old));
+        flow.unthrottle(ListPair::new(band).old_flows());
         if *time_next_delayed_flow == flow.time_next_packet {
             *time_next_delayed_flow = flow.table().first_deadline().unwrap_or(u64::MAX);
         }
@@ -457,7 +445,7 @@ impl FqSchedData {
                 break;
             }
             let band = f.band as usize;
-            f.unthrottle(list_of(band, ListSel::Old));
+            f.unthrottle(ListPair::new(band).old_flows());
         }
     }
 
@@ -483,11 +471,11 @@ impl FqSchedData {
         let mut band = self.band_nr;
         let skb = loop {
             // `fq_pband_head_select()`.
-            let new = list_of(band, ListSel::New);
+            let pband = ListPair::new(band);
             let head = if self.band_flows[band & BAND_MASK].credit <= 0 {
                 None
             } else {
-                self.table.front_of(new, list_of(band, ListSel::Old))
+                self.table.front_of(pband)
             };
             let Some(mut f) = head else {
                 // This band is done: move to the next with credit.
@@ -496,7 +484,7 @@ impl FqSchedData {
                     retry += 1;
                     retry <= FQ_BANDS
                 } {
-                    band += 1;
+                    band = band.wrapping_add(1);
                     if band == FQ_BANDS {
                         band = 0;
                     }
@@ -522,7 +510,7 @@ impl FqSchedData {
                 return None;
             };
             retry = 0;
-            let from_new = f.list() == new;
+            let from_new = f.list() == pband.new_flows();
             // C's `f`; the handle `f` moves it between lists.
             let fl: &mut Flow = &mut f;
             if fl.credit <= 0 {
@@ -530,31 +518,29 @@ impl FqSchedData {
                 // The old list of the flow's band, which a packet of
                 // another priority may have changed (as in C).
                 let fband = fl.band as usize;
-                f.rotate(list_of(fband, ListSel::Old));
+                f.rotate(ListPair::new(fband).old_flows());
                 continue;
             }
 
-            let Some(front) = fl.queue.peek(time_to_send_q) else {
+            let Some(head) = fl.queue.peek(time_to_send_q) else {
                 // Force a pass through old_flows to prevent starvation.
                 if from_new {
                     let fband = fl.band as usize;
-                    f.rotate(list_of(fband, ListSel::Old));
+                    f.rotate(ListPair::new(fband).old_flows());
                 } else {
                     fl.age = detached_age();
                     f.detach();
                 }
                 continue;
             };
-            let time_next_packet = core::cmp::max(front.key(), fl.time_next_packet);
+            let time_next_packet = core::cmp::max(head.key(), fl.time_next_packet);
             if now.wrapping_add(self.cfg.offload_horizon) < time_next_packet {
                 fl.time_next_packet = time_next_packet;
                 f.throttle();
                 self.fq_flow_throttled(time_next_packet);
                 continue;
             }
-            let Some(mut skb) = fl.queue.pop(front) else {
-                continue;
-            };
+            let mut skb = head.pop();
             // `fq_dequeue_skb()`: the adapter uncounts the skb from
             // `q.qlen` and the backlog as it returns.
             sch.bstats_update(&skb);
@@ -634,10 +620,10 @@ fn fq_pace(cfg: &Config, f: &mut Flow, skb: &SkBuff, mut plen: u32, now: u64) ->
         if rate <= cfg.low_rate_threshold as u64 {
             f.credit = 0;
         } else {
-            plen = core::cmp::max(plen, cfg.quantum);
             if f.credit > 0 {
                 return false;
             }
+            plen = core::cmp::max(plen, cfg.quantum);
         }
     }
     if rate == u64::MAX {
@@ -993,7 +979,7 @@ impl QdiscOps for Fq {
                     }
                 }
                 let fband = f.band as usize;
-                f.unthrottle(list_of(fband, ListSel::Old));
+                f.unthrottle(ListPair::new(fband).old_flows());
                 f.time_next_packet = 0;
             }
         }
@@ -1007,7 +993,7 @@ impl QdiscOps for Fq {
         // for a new flow), not of this packet's band.
         if f.is_detached() {
             let old_band = f.band as usize;
-            f.attach(list_of(old_band, ListSel::New));
+            f.attach(ListPair::new(old_band).new_flows());
             if time_after(jiffies(), f.age.wrapping_add(cfg.flow_refill_delay)) {
                 f.credit = core::cmp::max(f.credit as u32, cfg.quantum) as i32;
             }

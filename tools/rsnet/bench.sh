@@ -16,15 +16,15 @@ prepare
 apt_need gnuplot-nox
 export RSNET_RESULTS=$RSNET_CACHE/results/bench-$$
 rm -rf "$RSNET_RESULTS" && mkdir -p "$RSNET_RESULTS"
-rounds=${ROUNDS:-5} bench=${BENCH:-page_pool,tcp,fq,fqscale}
+rounds=${ROUNDS:-5} bench=${BENCH:-page_pool,tcp,fq,fqscale,fqslack}
 has() { [[ ",$bench," == *",$1,"* ]]; }
 # The rows of the qdisc and the pool alone (fq_bench, page_pool_bench), the
 # cache model's, run in a guest that repeats exactly (detvm.sh); the rest
 # (pktgen, XDP, NUMA, iperf3, watchdog wakeups) in the test VM.
 marked=0 unmarked=0
 { has page_pool || has fq || has fqscale; } && marked=1
-{ has page_pool || has tcp || has fq; } && unmarked=1
-[ $marked = 1 ] || [ $unmarked = 1 ] || die "BENCH=$bench names no part (page_pool, tcp, fq, fqscale)"
+{ has page_pool || has tcp || has fq || has fqslack; } && unmarked=1
+[ $marked = 1 ] || [ $unmarked = 1 ] || die "BENCH=$bench names no part (page_pool, tcp, fq, fqscale, fqslack)"
 # The cache model, a TCG plugin (tools/rsnet/cacheplugin; CACHE=0 leaves
 # it out): the guest's measured loops are its regions.
 plugin=

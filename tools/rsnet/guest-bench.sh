@@ -11,7 +11,7 @@
 set -u
 ROUNDS=${1:-5}
 # Which parts to run (make bench BENCH=page_pool,fq); all by default.
-BENCH=${2:-page_pool,tcp,fq,fqscale}
+BENCH=${2:-page_pool,tcp,fq,fqscale,fqslack}
 ROWS=${3:?marked or unmarked}
 want() { [[ ",$BENCH," == *",$1,"* ]]; }
 marked() { [ "$ROWS" = marked ]; }
@@ -256,11 +256,13 @@ fi
 
 fq_impl() { if [ "$1" = rust ]; then fq_use_rust; else fq_use_c; fi; }
 
-if want fq; then
+if want fq || want fqslack; then
 if ! marked; then
 ip link add fqbench type dummy && ip link set fqbench up
 ip addr add 10.66.0.1/24 dev fqbench
+fi
 
+if want fq && ! marked; then
 # --- sch_fq: per-packet cost with pktgen ---------------------------------
 pps() { # IMPL FLOWS OPTS...
 	local impl=$1 flows=$2
@@ -298,7 +300,7 @@ say "=========  ===============  ==========  ==========  ============="
 say ""
 
 fi
-if marked; then
+if want fq && marked; then
 # --- sch_fq: the qdisc alone (fq_bench) ----------------------------------
 # fq_bench calls the root qdisc's enqueue and dequeue of a down device
 # directly: the cost of fq itself, which the pktgen table dilutes in the
@@ -344,7 +346,7 @@ say ""
 ip link del fqb0
 fi
 
-if ! marked; then
+if want fqslack && ! marked; then
 # --- sch_fq: watchdog wakeups with many paced flows ------------------------
 # Wakeups are NET_TX softirqs (net_tx_softirqs in lib.sh says why). All
 # hrtimer interrupts, 1000 Hz ticks included, are shown for reference.
@@ -383,6 +385,8 @@ for slack in 0 10us 25us 50us 100us 150us 200us; do
 done
 say "=====  ========  ========  ==========  ==========  ==========  =========="
 say ""
+fi
+if ! marked; then
 ip link del fqbench
 fi
 fq_unload_all

@@ -186,8 +186,9 @@ impl<T: QdiscOps> Qdisc<T> {
                 return None;
             }
             ptr::write_volatile(qlen, *qlen - 1);
+            // The backlog is statistics only: it wraps, as C's does.
             let backlog = ptr::addr_of_mut!((*p).qstats.backlog);
-            ptr::write_volatile(backlog, (*backlog).saturating_sub(len));
+            ptr::write_volatile(backlog, (*backlog).wrapping_sub(len));
         }
         Some(skb)
     }

@@ -213,14 +213,8 @@ impl SkBuff {
     /// sending one skb again and again).
     #[inline]
     pub fn is_shared(&self) -> bool {
-        // SAFETY: The skb is valid (type invariant); `users` is a
-        // `refcount_t` (an `atomic_t`) that other holders change only
-        // atomically: it is read as one, as `refcount_read()` does.
-        let users = unsafe {
-            Atomic::from_ptr(core::ptr::addr_of_mut!((*self.as_ptr()).users.refs.counter))
-        }
-        .load(Relaxed);
-        users != 1
+        // SAFETY: The skb is valid (type invariant).
+        unsafe { skb_shared(self.as_ptr()) }
     }
 
     /// Marks the packet Congestion Experienced if it is ECN-capable
@@ -236,17 +230,31 @@ impl SkBuff {
     /// feet.
     #[inline]
     pub fn set_ce(&mut self) -> CeMark {
-        let skb = self.as_ptr();
-        // SAFETY: The pointer is valid (type invariant); the helper only
-        // reads the header, which other users may read too.
+        // Out of line, with the pointer by value: a caller's data path
+        // keeps its skb in a register rather than making room for a
+        // reference to it.
+        // SAFETY: The skb is valid and ours (type invariant, `&mut self`).
+        unsafe { Self::set_ce_slow(self.as_ptr()) }
+    }
+
+    /// [`Self::set_ce`]'s work.
+    ///
+    /// # Safety
+    ///
+    /// `skb` must be valid and owned by the caller.
+    #[inline(never)]
+    unsafe fn set_ce_slow(skb: *mut bindings::sk_buff) -> CeMark {
+        // SAFETY: `skb` is valid (caller); the helper only reads the
+        // header, which other users may read too.
         if !unsafe { bindings::skb_ecn_settable(skb) } {
             // `INET_ECN_set_ce()` would write nothing: no copy, no mark.
             return CeMark::Unchanged;
         }
-        if self.is_shared() {
+        // SAFETY: As above.
+        if unsafe { skb_shared(skb) } {
             return CeMark::Refused;
         }
-        // SAFETY: The pointer is valid and we own the skb (invariant).
+        // SAFETY: `skb` is valid and ours (caller).
         if unsafe { bindings::skb_header_cloned(skb) } {
             let gfp = crate::alloc::flags::GFP_ATOMIC.as_raw();
             // SAFETY: As above, and the skb has no other user (checked
@@ -332,4 +340,19 @@ impl Drop for SkBuff {
         // SAFETY: We own one reference (type invariant) and give it back.
         unsafe { bindings::kfree_skb(self.as_ptr()) };
     }
+}
+
+/// `skb_shared()`: whether `skb` has other users.
+///
+/// # Safety
+///
+/// `skb` must be valid.
+#[inline]
+unsafe fn skb_shared(skb: *mut bindings::sk_buff) -> bool {
+    // SAFETY: `skb` is valid (caller); `users` is a `refcount_t` (an
+    // `atomic_t`) that other holders change only atomically: it is read as
+    // one, as `refcount_read()` does.
+    let users = unsafe { Atomic::from_ptr(core::ptr::addr_of_mut!((*skb).users.refs.counter)) }
+        .load(Relaxed);
+    users != 1
 }

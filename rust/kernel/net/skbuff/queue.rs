@@ -92,9 +92,10 @@ impl QueueLen for () {}
 ///
 /// # Invariants
 ///
-/// `head` owns the first skb, each skb's `next` owns the following one and
-/// `tail` points at the last (null when empty); every `next` of the last
-/// skb is null. Every skb came from [`OwnedSkb::into_raw`] of an `S`.
+/// `head` owns the first skb (null when empty), each skb's `next` owns the
+/// following one and, when the queue is not empty, `tail` points at the
+/// last (emptied, it keeps a stale value, as C's queues do: it is read only
+/// behind a non-null `head`); every `next` of the last skb is null. Every skb came from [`OwnedSkb::into_raw`] of an `S`.
 /// With `L = u32`, `len` is the number of skbs.
 pub struct SkbQueue<S: OwnedSkb = SkBuff, L: QueueLen = u32> {
     head: *mut bindings::sk_buff,
@@ -176,6 +177,9 @@ impl<S: OwnedSkb, L: QueueLen> SkbQueue<S, L> {
     /// Calls `f` with the last skb, if any.
     #[inline]
     pub fn with_back<R>(&self, f: impl FnOnce(&S) -> R) -> Option<R> {
+        if self.head.is_null() {
+            return None;
+        }
         Self::with_skb(self.tail, f)
     }
 
@@ -196,7 +200,7 @@ impl<S: OwnedSkb, L: QueueLen> SkbQueue<S, L> {
         // SAFETY: `p` is now owned by the queue; `tail`, if any, is ours.
         unsafe {
             set_next(p, core::ptr::null_mut());
-            if self.tail.is_null() {
+            if self.head.is_null() {
                 self.head = p;
             } else {
                 set_next(self.tail, p);
@@ -242,16 +246,25 @@ impl<S: OwnedSkb, L: QueueLen> SkbQueue<S, L> {
     #[inline]
     pub fn pop_front(&mut self) -> Option<S> {
         let p = NonNull::new(self.head)?;
-        // SAFETY: `p` is the queue's first skb; we unlink it and hand its
-        // ownership to the caller, with `next` cleared.
+        // SAFETY: `p` is the queue's first skb.
+        Some(unsafe { self.unlink_head(p) })
+    }
+
+    /// Unlinks the first skb, `p`, and hands it over.
+    ///
+    /// # Safety
+    ///
+    /// `p` is the queue's first skb (`head`).
+    #[inline]
+    unsafe fn unlink_head(&mut self, p: NonNull<bindings::sk_buff>) -> S {
+        // SAFETY: By the caller's promise `p` is our first skb: the queue
+        // starts at its successor, and its ownership goes to the caller
+        // with `next` cleared; `tail` is left as it is (type invariant).
         unsafe {
             self.head = next_of(p.as_ptr());
             set_next(p.as_ptr(), core::ptr::null_mut());
-            if self.head.is_null() {
-                self.tail = core::ptr::null_mut();
-            }
             self.len.dec();
-            Some(S::from_raw(p))
+            S::from_raw(p)
         }
     }
 }
@@ -266,18 +279,39 @@ impl<S: OwnedSkb, L: QueueLen> Drop for SkbQueue<S, L> {
 }
 
 /// The skb of an [`SkbTimeQueue`] to go next, as [`SkbTimeQueue::peek`]
-/// found it: its key, and for [`SkbTimeQueue::pop`] where it is.
-#[derive(Clone, Copy)]
-pub struct TimeQueueFront {
-    key: u64,
+/// found it (C's `fq_peek()`): its key, and [`Self::pop`] takes it out
+/// without looking again, as `fq_dequeue()` erases the skb it peeked.
+///
+/// # Invariants
+///
+/// `skb` is `queue`'s next skb: its tree's first if `in_tree`, else its
+/// FIFO's first. The handle borrows the queue, so that stays true.
+pub struct TimeQueueFront<'a, S: OwnedSkb> {
+    queue: &'a mut SkbTimeQueue<S>,
+    skb: NonNull<bindings::sk_buff>,
     in_tree: bool,
+    key: u64,
 }
 
-impl TimeQueueFront {
+impl<S: OwnedSkb> TimeQueueFront<'_, S> {
     /// The skb's key.
     #[inline]
     pub fn key(&self) -> u64 {
         self.key
+    }
+
+    /// Removes and returns the skb (C's `fq_erase_head()`).
+    #[inline]
+    pub fn pop(self) -> S {
+        // SAFETY: `skb` is the next skb of the part `in_tree` names (type
+        // invariant).
+        unsafe {
+            if self.in_tree {
+                self.queue.take_tree_skb(self.skb.as_ptr())
+            } else {
+                self.queue.list.unlink_head(self.skb)
+            }
+        }
     }
 }
 
@@ -445,44 +479,25 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
     /// Removes and returns the skb to go next (C's `fq_erase_head()`).
     #[inline]
     pub fn pop_front(&mut self, key: impl Fn(&S) -> u64) -> Option<S> {
-        let (p, in_tree) = self.front(&key)?;
-        if !in_tree {
-            return self.list.pop_front();
-        }
-        // SAFETY: `p` is in our tree: erased from it, its `dev` put back
-        // and the list pointers cleared, it is handed over as the `S` it
-        // came from.
-        unsafe { Some(self.take_tree_skb(p)) }
+        Some(self.peek(key)?.pop())
     }
 
-    /// The skb to go next (the smallest key; on a tie the FIFO's): its key
-    /// and where it is, for [`Self::pop`] (C's `fq_peek()`, whose skb
-    /// `fq_dequeue()` then erases without looking again).
+    /// The skb to go next (the smallest key; on a tie the FIFO's), with
+    /// its key, to look at and then take ([`TimeQueueFront::pop`]) or
+    /// leave (C's `fq_peek()`).
     #[inline]
-    pub fn peek(&self, key: impl Fn(&S) -> u64) -> Option<TimeQueueFront> {
+    pub fn peek(&mut self, key: impl Fn(&S) -> u64) -> Option<TimeQueueFront<'_, S>> {
         let (p, in_tree) = self.front(&key)?;
         // SAFETY: `p` is an skb of this queue (`front()`).
-        let key = unsafe { Self::with_skb(p, &key) };
-        Some(TimeQueueFront { key, in_tree })
-    }
-
-    /// Removes and returns the skb that [`Self::peek`] gave `front` for.
-    /// Changed since, the queue gives the first skb of the part (FIFO or
-    /// tree) `front` names, or of the other if that is empty: never more
-    /// than order is lost.
-    #[inline]
-    pub fn pop(&mut self, front: TimeQueueFront) -> Option<S> {
-        if !front.in_tree {
-            if let Some(skb) = self.list.pop_front() {
-                return Some(skb);
-            }
-        }
-        let t = self.tree_first();
-        if t.is_null() {
-            return self.list.pop_front();
-        }
-        // SAFETY: `t` is the first skb of our tree.
-        unsafe { Some(self.take_tree_skb(t)) }
+        let k = unsafe { Self::with_skb(p, &key) };
+        // INVARIANT: `front()` gives the next skb and the part it is in.
+        Some(TimeQueueFront {
+            // SAFETY: `front()` gives a non-null skb.
+            skb: unsafe { NonNull::new_unchecked(p) },
+            queue: self,
+            in_tree,
+            key: k,
+        })
     }
 
     /// Unlinks `p` from the tree and returns it as an `S`.

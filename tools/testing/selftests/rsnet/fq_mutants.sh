@@ -38,6 +38,7 @@ cleanup() {
 	[ -n "$LOADED" ] && rmmod "$LOADED" 2>/dev/null
 	ip link del $DEV 2>/dev/null
 	modprobe -r sch_fq_vt fq_vclock 2>/dev/null
+	failslab_task off
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -100,8 +101,9 @@ first_op() {
 		awk '$2 != $3 {print $1; exit}'
 }
 
-# Every oracle run but the seeds, C's once: the table limit, the
-# out-of-order flow, the timer_slack experiment.
+# Every oracle run but the seeds, C's once: the out-of-order flow, the
+# timer_slack experiment. (The table limit run's reference is the
+# unmutated Rust fq's, made before any mutant is loaded.)
 extra_ref() {
 	[ -f "$TMP/x.c" ] && return
 	oracle c "$TMP/x.c.ooo" ooo=$OOO
@@ -141,8 +143,7 @@ kill_mutant() {
 	f=$TMP/x.m
 	: >"$f"
 	oracle rust "$f" rsmod="$mod" fill=5000
-	if [ "$(grep '^fill' "$f")" != "fill 5000 first_drop 4096 drops 905 flows 4096 allocation_errors 905" ] ||
-		! awk '$1 == "after_gc" && $5 < 64 && $7 <= 4096 && $9 > 64 {ok = 1} END {exit !ok}' "$f"; then
+	if [ "$(grep -E '^(fill|after_gc|alloc_fail) ' "$f")" != "$(grep -E '^(fill|after_gc|alloc_fail) ' "$TMP/x.r.fill")" ]; then
 		VERDICT="killed by the table limit run (fill=5000): $(tr '\n' ' ' <"$f")"
 		return
 	fi
@@ -168,6 +169,16 @@ ip link add $DEV type dummy
 if ! modprobe fq_vclock || ! modprobe sch_fq_vt; then
 	ktap_exit_fail_msg "the oracle's modules do not load"
 fi
+
+# The table limit run of the unmutated Rust fq, against which a mutant's
+# is compared, every count (C has no limit; fq_oracle.sh checks these
+# counts). Made now: a loaded mutant holds the qdisc's name.
+# Its alloc_fail step needs failslab_task on, for every table limit run.
+failslab_task on
+modprobe sch_fq_rs_vt && oracle rust "$TMP/x.r.fill" fill=5000
+modprobe -r sch_fq_rs_vt 2>/dev/null
+grep -q '^fill ' "$TMP/x.r.fill" ||
+	ktap_exit_fail_msg "the unmutated Rust fq's table limit run gave no counts: $(cat "$TMP/x.r.fill")"
 
 killed=0 equiv=0 total=0
 TABLE=()

@@ -1849,6 +1849,54 @@ static int fill_one(struct oracle *o, u32 hash, u32 *drops)
 	return 0;
 }
 
+/*
+ * Out of memory for a new flow: every slab allocation of 4 enqueues of a
+ * new flow's packet fails (the task's make_it_fail, as
+ * /proc/self/make-it-fail sets it, with failslab's task-filter, set by
+ * the caller: fq_oracle.sh, fq_mutants.sh; the skb is made before). fq
+ * counts an allocation error and queues the packet on the fast path
+ * queue, from which it leaves at once. Needs CONFIG_FAILSLAB.
+ */
+static int run_alloc_fail(struct oracle *o, u32 hash)
+{
+#ifdef CONFIG_FAILSLAB
+	struct tc_fq_qd_stats st;
+	u32 i, drops = 0;
+	int err = 0;
+
+	for (i = 0; i < 4 && !err; i++) {
+		struct sk_buff *skb = make_skb(o, 100, INET_ECN_NOT_ECT, false);
+		struct sk_buff *to_free = NULL;
+
+		if (!skb)
+			return -ENOMEM;
+		skb_set_hash(skb, hash + i, PKT_HASH_TYPE_L4);
+		o_cb_init(skb, skb->len);
+		current->make_it_fail = 1;
+		o_enqueue(o, skb, &to_free);
+		current->make_it_fail = 0;
+		if (to_free) {
+			drops++;
+			kfree_skb_list(to_free);
+			continue;
+		}
+		skb = o_dequeue(o);
+		if (!skb)
+			err = -ENODATA;
+		kfree_skb(skb);
+	}
+	if (!err)
+		err = read_xstats(o, &st);
+	if (!err)
+		rep(o, "alloc_fail new 4 drops %u flows %u allocation_errors %llu\n",
+		    drops, st.flows, st.allocation_errors);
+	return err;
+#else
+	rep(o, "alloc_fail skipped (no CONFIG_FAILSLAB)\n");
+	return 0;
+#endif
+}
+
 static int run_fill(struct oracle *o, u32 n)
 {
 	struct netlink_ext_ack extack = {};
@@ -1926,6 +1974,8 @@ static int run_fill(struct oracle *o, u32 n)
 	if (!err)
 		rep(o, "after_gc new 64 drops %u flows %u gc_flows %llu maxflows_drops %llu\n",
 		    later, st.flows, st.gc_flows, o->maxflows_drops);
+	if (!err)
+		err = run_alloc_fail(o, n + 64);
 out:
 	oracle_qdisc_put(o);
 	kfree_skb(m);

@@ -40,6 +40,7 @@ cleanup() {
 	rmmod fq_oracle 2>/dev/null
 	ip link del $DEV 2>/dev/null
 	modprobe -r sch_fq_vt sch_fq_rs_vt fq_vclock 2>/dev/null
+	failslab_task off
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -203,7 +204,7 @@ known_shared() {
 }
 
 ktap_print_header
-ktap_set_plan 18
+ktap_set_plan 20
 fq_unload_all
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 ip link del $DEV 2>/dev/null
@@ -330,11 +331,13 @@ done
 # that, each counted in maxflows_drops (not as an allocation error). Once
 # the flows are idle, a full table sweeps for them before it refuses a
 # new flow: all 64 are taken, though their own chains may hold none.
+failslab_task on
 for impl in c rust; do
 	: >"$TMP/fill.$impl"
 	oracle $impl "$TMP/fill.$impl" fill=5000
 	while read -r l; do ktap_print_msg "$impl: $l"; done <"$TMP/fill.$impl"
 done
+failslab_task off
 expect_eq "C fq makes a flow for each of 5,000 new flows" \
 	"fill 5000 first_drop 0 drops 0 flows 5001 allocation_errors 0 maxflows_drops 0" "$(grep '^fill' "$TMP/fill.c")"
 expect_eq "Rust fq at its table limit drops each new flow's packet, counted as such" \
@@ -347,6 +350,15 @@ check "Rust fq, full of idle flows, takes every new flow, collecting more than o
 	awk '$1 == "after_gc" && $5 == 0 && $7 <= 4096 && $9 > 64 && $11 == 905 {ok = 1} END {exit !ok}' "$TMP/fill.rust"
 check "C fq collects more than one idle flow a lookup once all are stale" \
 	awk '$1 == "after_gc" && $5 == 0 && $9 > 64 {ok = 1} END {exit !ok}' "$TMP/fill.c"
+# Then 4 new flows whose allocations fail (failslab_task): each
+# packet is counted as an allocation error and sent from the fast path
+# queue, no flow made, in both.
+expect_eq "C and Rust fq count a new flow whose allocation fails, and send its packet" \
+	"alloc_fail new 4 drops 0 allocation_errors 4" \
+	"$(awk '$1 == "alloc_fail" {print $1, $2, $3, $4, $5, $8, $9}' "$TMP/fill.c")"
+expect_eq "... the same in Rust" \
+	"alloc_fail new 4 drops 0 allocation_errors 4" \
+	"$(awk '$1 == "alloc_fail" {print $1, $2, $3, $4, $5, $8, $9}' "$TMP/fill.rust")"
 
 # The timer_slack experiment: 1,000 paced flows, 1M packets/s in all, for
 # SLACK_MS virtual ms; the watchdog firings must be the same for C and

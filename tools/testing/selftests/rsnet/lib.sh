@@ -13,6 +13,29 @@ check() {
 	if "$@"; then ktap_test_pass "$desc"; else ktap_test_fail "$desc"; fi
 }
 
+# failslab_task on|off: every slab allocation fails in a task that sets
+# its make_it_fail (failslab's task-filter, probability 100), or
+# failslab back to its defaults (nothing fails). fq_oracle's table limit
+# run sets make_it_fail around the enqueues of its alloc_fail step.
+failslab_task() {
+	local f=/sys/kernel/debug/failslab
+	[ -d $f ] || return 0
+	if [ "$1" = on ]; then
+		echo Y >$f/task-filter
+		echo N >$f/ignore-gfp-wait
+		echo 0 >$f/verbose
+		echo 1 >$f/interval
+		echo -1 >$f/times
+		echo 100 >$f/probability
+	else
+		echo 0 >$f/probability
+		echo 1 >$f/times
+		echo 2 >$f/verbose
+		echo Y >$f/ignore-gfp-wait
+		echo N >$f/task-filter
+	fi
+}
+
 # expect_eq DESCRIPTION EXPECTED ACTUAL
 expect_eq() {
 	if [ "$2" = "$3" ]; then
