@@ -13,7 +13,8 @@
 #   $RSNET_CACHE/build-series  its O= build directory
 #   $RSNET_CACHE/build-series-arm64  the same, cross-built for arm64
 #   $RSNET_CACHE/build-series-off, build-pristine-off  objcmp.sh's builds
-#   $SERIES_OUT (default $RSNET_CACHE/series)  the patches and cover letter
+#   $SERIES_OUT (default $RSNET_CACHE/series)  a directory a part (patches/parts),
+#                each with its patches and cover letter
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -97,40 +98,63 @@ step "making the series on $(git -C "$base" log -1 --format=%s)"
 	done
 ) >>"$log" 2>&1 || die "the series does not apply" "$log"
 
-rm -rf "$out" && mkdir -p "$out"
-git -C "$work" format-patch -q --cover-letter --no-signature -o "$out" "$pristine..rsnet" >>"$log" 2>&1 ||
-	die "git format-patch failed" "$log"
+# The parts (patches/parts): one thread an audience, each with its cover
+# letter, covering the patches once, in order.
 n=$(git -C "$work" rev-list --count "$pristine..rsnet")
-# The cover letter: patches/cover-letter (subject, then body), and the
-# benchmark table of Documentation/rsnet/benchmarks.rst.
-cover=("$out"/0000-cover-letter.patch)
-python3 - "${cover[0]}" "$RSNET_TOP/patches/cover-letter" "$RSNET_TOP/Documentation/rsnet/benchmarks.rst" <<'PY'
+mapfile -t commits < <(git -C "$work" rev-list --reverse "$pristine..rsnet")
+parts=$(grep -vE '^(#|$)' "$RSNET_TOP/patches/parts")
+next=1
+while read -r part first last tree; do
+	[ "$first" = "$next" ] && [ "$last" -ge "$first" ] ||
+		die "patches/parts: part $part starts at $first, not at patch $next"
+	[ -f "$RSNET_TOP/patches/cover-letter.$part" ] || die "no patches/cover-letter.$part"
+	next=$((last + 1))
+done <<<"$parts"
+[ "$next" = $((n + 1)) ] || die "patches/parts covers patches 1 to $((next - 1)), not 1 to $n"
+
+rm -rf "$out" && mkdir -p "$out"
+while read -r part first last tree; do
+	from=$pristine
+	[ "$first" = 1 ] || from=${commits[first - 2]}
+	git -C "$work" format-patch -q --cover-letter --no-signature --subject-prefix="PATCH $tree" \
+		-o "$out/$part" "$from..${commits[last - 1]}" >>"$log" 2>&1 ||
+		die "git format-patch of $part failed" "$log"
+	# The cover letter: patches/cover-letter.PART (subject, then body),
+	# with the benchmark tables of Documentation/rsnet/benchmarks.rst
+	# whose series-table marker names a @TABLE NAME@ in it.
+	python3 - "$out/$part/0000-cover-letter.patch" "$RSNET_TOP/patches/cover-letter.$part" \
+		"$RSNET_TOP/Documentation/rsnet/benchmarks.rst" <<'PY' || die "the cover letter of $part"
 import re, sys
 path, tmpl, bench = sys.argv[1:4]
 subject, _, body = open(tmpl).read().partition('\n\n')
 rst = open(bench).read()
-blocks = re.findall(r'^\.\. series-table-start\n(.*?)^\.\. series-table-end\n', rst, re.S | re.M)
-if not blocks:
-    sys.exit('benchmarks.rst has no series-table-start/end markers')
+blocks = re.findall(r'^\.\. series-table-start (\S+)\n(.*?)^\.\. series-table-end\n', rst, re.S | re.M)
 def plain(block):
     out = []
     for line in block.strip('\n').split('\n'):
         line = line[2:] if line.startswith('  ') else line
         out.append(re.sub(r'::$', ':', line).replace('``', ''))
     return '\n'.join(out)
-table = '\n\n'.join(plain(b) for b in blocks)
-body = body.replace('@TABLE@', table)
+def table(m):
+    found = [plain(b) for name, b in blocks if name == m.group(1)]
+    if not found:
+        sys.exit('benchmarks.rst has no series-table-start %s' % m.group(1))
+    return '\n\n'.join(found)
+body = re.sub(r'@TABLE (\S+)@', table, body)
 s = open(path).read()
 s = s.replace('*** SUBJECT HERE ***', subject.strip()).replace('*** BLURB HERE ***', body.rstrip())
 open(path, 'w').write(s)
 PY
+done <<<"$parts"
 
 # Each patch: a subject of at most 75 characters, a body that says why,
 # and checkpatch --strict clean.
 fails=0 i=0
-for c in $(git -C "$work" rev-list --reverse "$pristine..rsnet"); do
+for c in "${commits[@]}"; do
 	i=$((i + 1))
-	p=$(ls "$out"/"$(printf %04d $i)"-*.patch)
+	# Its part, and its number there.
+	read -r part first _ < <(awk -v i=$i '$2 <= i && i <= $3' <<<"$parts")
+	p=$(ls "$out/$part/$(printf %04d $((i - first + 1)))"-*.patch)
 	subj=$(git -C "$work" log -1 --format=%s "$c")
 	body=$(git -C "$work" log -1 --format=%b "$c" | grep -v '^Signed-off-by:' | grep -c . || true)
 	[ ${#subj} -le 75 ] || { echo "$(basename "$p"): subject of ${#subj} characters" >&2; fails=$((fails + 1)); }
@@ -156,7 +180,7 @@ if [ -n "$exports" ]; then
 	fails=$((fails + 1))
 fi
 [ "$fails" = 0 ] || die "$fails patch(es) of the series are not clean"
-step "series: $n patches and a cover letter in $out (git am them onto linux 7.2)"
+step "series: $n patches in $(wc -l <<<"$parts") parts, each with a cover letter, in $out/PART (git am them onto linux 7.2, part by part)"
 [ "$mode" = check ] || exit 0
 
 # The series as a kernel tree. Moving its checkout from the last series
