@@ -130,24 +130,26 @@ class _Probe:
         return cmd
 
 
-class _PatchNsPlugin(importlib.abc.MetaPathFinder):
-    """Patches tdc's plugin-lib/nsPlugin.py as tdc imports it."""
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs a function on a module as it is imported, after its code."""
 
-    NAME = "plugin-lib.nsPlugin"
+    def __init__(self, name, then):
+        self.name = name
+        self.then = then
 
     def find_spec(self, name, path=None, target=None):
-        if name != self.NAME:
+        if name != self.name:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None:
             return None
         exec_module = spec.loader.exec_module
 
-        def exec_and_patch(module):
+        def exec_and_then(module):
             exec_module(module)
-            _patch_ns_plugin(module)
+            self.then(module)
 
-        spec.loader.exec_module = exec_and_patch
+        spec.loader.exec_module = exec_and_then
         return spec
 
 
@@ -155,25 +157,12 @@ class _PatchNsPlugin(importlib.abc.MetaPathFinder):
 SCAPY_LAYERS = ["l2", "inet"]
 
 
-class _ScapyLayers(importlib.abc.MetaPathFinder):
-    """Sets scapy's conf.load_layers as scapy.config is imported."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "scapy.config":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None:
-            return None
-        exec_module = spec.loader.exec_module
-
-        def exec_and_set(module):
-            exec_module(module)
-            module.conf.load_layers = list(SCAPY_LAYERS)
-
-        spec.loader.exec_module = exec_and_set
-        return spec
+def _set_scapy_layers(config):
+    config.conf.load_layers = list(SCAPY_LAYERS)
 
 
 sys.meta_path.insert(0, _NoPyroute2())
-sys.meta_path.insert(0, _PatchNsPlugin())
-sys.meta_path.insert(0, _ScapyLayers())
+# tdc's plugin-lib/nsPlugin.py is patched, and scapy's conf.load_layers
+# set, as each is imported.
+sys.meta_path.insert(0, _AfterImport("plugin-lib.nsPlugin", _patch_ns_plugin))
+sys.meta_path.insert(0, _AfterImport("scapy.config", _set_scapy_layers))
