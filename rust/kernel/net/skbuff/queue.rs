@@ -95,8 +95,9 @@ impl QueueLen for () {}
 /// `head` owns the first skb (null when empty), each skb's `next` owns the
 /// following one and, when the queue is not empty, `tail` points at the
 /// last (emptied, it keeps a stale value, as C's queues do: it is read only
-/// behind a non-null `head`); every `next` of the last skb is null. Every skb came from [`OwnedSkb::into_raw`] of an `S`.
-/// With `L = u32`, `len` is the number of skbs.
+/// behind a non-null `head`); every `next` of the last skb is null. Every
+/// skb came from [`OwnedSkb::into_raw`] of an `S`. With `L = u32`, `len` is
+/// the number of skbs.
 pub struct SkbQueue<S: OwnedSkb = SkBuff, L: QueueLen = u32> {
     head: *mut bindings::sk_buff,
     tail: *mut bindings::sk_buff,
