@@ -104,7 +104,7 @@ n=$(git -C "$work" rev-list --count "$pristine..rsnet")
 mapfile -t commits < <(git -C "$work" rev-list --reverse "$pristine..rsnet")
 parts=$(grep -vE '^(#|$)' "$RSNET_TOP/patches/parts")
 next=1
-while read -r part first last tree; do
+while read -r part first last prefix; do
 	[ "$first" = "$next" ] && [ "$last" -ge "$first" ] ||
 		die "patches/parts: part $part starts at $first, not at patch $next"
 	[ -f "$RSNET_TOP/patches/cover-letter.$part" ] || die "no patches/cover-letter.$part"
@@ -113,10 +113,10 @@ done <<<"$parts"
 [ "$next" = $((n + 1)) ] || die "patches/parts covers patches 1 to $((next - 1)), not 1 to $n"
 
 rm -rf "$out" && mkdir -p "$out"
-while read -r part first last tree; do
+while read -r part first last prefix; do
 	from=$pristine
 	[ "$first" = 1 ] || from=${commits[first - 2]}
-	git -C "$work" format-patch -q --cover-letter --no-signature --subject-prefix="PATCH $tree" \
+	git -C "$work" format-patch -q --cover-letter --no-signature --subject-prefix="PATCH $prefix" \
 		-o "$out/$part" "$from..${commits[last - 1]}" >>"$log" 2>&1 ||
 		die "git format-patch of $part failed" "$log"
 	# The cover letter: patches/cover-letter.PART (subject, then body),
