@@ -504,7 +504,7 @@ impl FqSchedData {
                 if self.time_next_delayed_flow != u64::MAX {
                     sch.watchdog_schedule_range_ns(
                         self.time_next_delayed_flow,
-                        self.cfg.timer_slack as u64,
+                        u64::from(self.cfg.timer_slack),
                     );
                 }
                 return None;
@@ -617,7 +617,7 @@ fn fq_pace(cfg: &Config, f: &mut Flow, skb: &SkBuff, mut plen: u32, now: u64) ->
         if let Some(sk_rate) = skb.sock().and_then(|sk| sk.pacing_rate()) {
             rate = core::cmp::min(sk_rate, rate);
         }
-        if rate <= cfg.low_rate_threshold as u64 {
+        if rate <= u64::from(cfg.low_rate_threshold) {
             f.credit = 0;
         } else {
             if f.credit > 0 {
@@ -630,7 +630,7 @@ fn fq_pace(cfg: &Config, f: &mut Flow, skb: &SkBuff, mut plen: u32, now: u64) ->
         return false;
     }
     let mut too_long = false;
-    let mut len = plen as u64 * NSEC_PER_SEC;
+    let mut len = u64::from(plen) * NSEC_PER_SEC;
     // A zero rate leaves `len` as is, as C's `if (likely(rate))`.
     len = len.checked_div(rate).unwrap_or(len);
     // The socket rate can change later: clamp the delay to 1 s.
@@ -714,7 +714,7 @@ fn fq_parse(
         c.flow_max_rate = if rate == u32::MAX {
             u64::MAX
         } else {
-            rate as u64
+            u64::from(rate)
         };
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_LOW_RATE_THRESHOLD) {
@@ -767,19 +767,19 @@ fn fq_parse(
         c.orphan_mask = v;
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_CE_THRESHOLD) {
-        c.ce_threshold = NSEC_PER_USEC * v as u64;
+        c.ce_threshold = NSEC_PER_USEC * u64::from(v);
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_TIMER_SLACK) {
         c.timer_slack = v;
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_HORIZON) {
-        c.horizon = NSEC_PER_USEC * v as u64;
+        c.horizon = NSEC_PER_USEC * u64::from(v);
     }
     if let Some(v) = tb.u8(uapi::TCA_FQ_HORIZON_DROP) {
         c.horizon_drop = v;
     }
     if let Some(v) = tb.u32(uapi::TCA_FQ_OFFLOAD_HORIZON) {
-        let offload_horizon = NSEC_PER_USEC * v as u64;
+        let offload_horizon = NSEC_PER_USEC * u64::from(v);
 
         if offload_horizon <= max_offload_horizon {
             c.offload_horizon = offload_horizon;
@@ -826,7 +826,7 @@ impl QdiscOps for Fq {
             flow_refill_delay: msecs_to_jiffies(40),
             flow_plimit: 100,
             flow_max_rate: u64::MAX,
-            ce_threshold: NSEC_PER_USEC * u32::MAX as u64,
+            ce_threshold: NSEC_PER_USEC * u64::from(u32::MAX),
             horizon: 10 * NSEC_PER_SEC,
             offload_horizon: 0,
             orphan_mask: 1024 - 1,
@@ -1064,10 +1064,10 @@ impl QdiscOps for Fq {
             msg.put_u32(uapi::TCA_FQ_FLOW_PLIMIT, c.flow_plimit)?;
             msg.put_u32(uapi::TCA_FQ_QUANTUM, c.quantum)?;
             msg.put_u32(uapi::TCA_FQ_INITIAL_QUANTUM, c.initial_quantum)?;
-            msg.put_u32(uapi::TCA_FQ_RATE_ENABLE, c.rate_enable as u32)?;
+            msg.put_u32(uapi::TCA_FQ_RATE_ENABLE, u32::from(c.rate_enable))?;
             msg.put_u32(
                 uapi::TCA_FQ_FLOW_MAX_RATE,
-                core::cmp::min(c.flow_max_rate, u32::MAX as u64) as u32,
+                core::cmp::min(c.flow_max_rate, u64::from(u32::MAX)) as u32,
             )?;
             msg.put_u32(
                 uapi::TCA_FQ_FLOW_REFILL_DELAY,
@@ -1079,7 +1079,7 @@ impl QdiscOps for Fq {
                 uapi::TCA_FQ_CE_THRESHOLD,
                 (c.ce_threshold / NSEC_PER_USEC) as u32,
             )?;
-            msg.put_u32(uapi::TCA_FQ_BUCKETS_LOG, c.fq_trees_log as u32)?;
+            msg.put_u32(uapi::TCA_FQ_BUCKETS_LOG, u32::from(c.fq_trees_log))?;
             msg.put_u32(uapi::TCA_FQ_TIMER_SLACK, c.timer_slack)?;
             msg.put_u32(uapi::TCA_FQ_HORIZON, (c.horizon / NSEC_PER_USEC) as u32)?;
             msg.put_u32(
@@ -1110,12 +1110,13 @@ impl QdiscOps for Fq {
             allocation_errors: q.stat_allocation_errors,
             time_next_delayed_flow: q
                 .time_next_delayed_flow
-                .wrapping_add(q.cfg.timer_slack as u64)
+                .wrapping_add(u64::from(q.cfg.timer_slack))
                 .wrapping_sub(ktime_get_ns()) as i64,
             flows: q.table.len(),
             inactive_flows: q.inactive_flows,
             throttled_flows: q.table.throttled_len(),
-            unthrottle_latency_ns: core::cmp::min(q.unthrottle_latency_ns, u32::MAX as u64) as u32,
+            unthrottle_latency_ns: core::cmp::min(q.unthrottle_latency_ns, u64::from(u32::MAX))
+                as u32,
             ce_mark: q.stat_ce_mark,
             horizon_drops: q.stat_horizon_drops,
             horizon_caps: q.stat_horizon_caps,
