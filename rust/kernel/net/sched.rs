@@ -384,7 +384,7 @@ impl<T: QdiscOps> Adapter<T> {
                 bindings::qdisc_watchdog_init_clockid(
                     ptr::addr_of_mut!((*p).watchdog),
                     sch,
-                    bindings::CLOCK_MONOTONIC as _,
+                    bindings::CLOCK_MONOTONIC as bindings::clockid_t,
                 )
             };
             // INVARIANT: In `init`, before the qdisc is visible.
@@ -603,7 +603,7 @@ impl<T: QdiscOps> OpsTable<T> {
         let id = T::ID.to_bytes_with_nul();
         let mut i = 0;
         while i < id.len() {
-            ops.id[i] = id[i] as _;
+            ops.id[i] = id[i] as crate::ffi::c_char;
             i += 1;
         }
         ops.priv_size = size_of::<Priv<T>>() as c_int;

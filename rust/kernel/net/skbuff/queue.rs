@@ -426,7 +426,7 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
                 };
             }
             let node = skb_rbnode(p);
-            (*node).__rb_parent_color = parent as usize as _;
+            (*node).__rb_parent_color = parent as usize as crate::ffi::c_ulong;
             (*node).rb_left = core::ptr::null_mut();
             (*node).rb_right = core::ptr::null_mut();
             *link = node;
