@@ -99,11 +99,13 @@ kbuild_dir() {
 # replaces an earlier one), unless KCONFIG_LAX=1: a patch of the series
 # that comes before an option's Kconfig entry cannot have it.
 kconfigure() {
-	local src=$1 build=$2 tmpcfg=$RSNET_CACHE/config-tmp bad
+	local src=$1 build=$2 tmpcfg bad
 	shift 2
 	local cfglog=$LOGDIR/kernel-config-$(basename "$build").log
 	mkdir -p "$build"
-	rm -rf "$tmpcfg" && mkdir -p "$tmpcfg"
+	# One of its own: series-check and kernel.sh of another clone may
+	# configure at the same time.
+	tmpcfg=$(mktemp -d "$RSNET_CACHE/config-tmp.XXXXXX")
 	{
 		make -C "$src" O="$tmpcfg" LLVM="$RSNET_LLVM" tinyconfig &&
 		"$src/scripts/kconfig/merge_config.sh" -m -O "$tmpcfg" "$tmpcfg/.config" "$@" &&
@@ -121,4 +123,5 @@ kconfigure() {
 		die "kernel config: $(echo "$bad" | tr '\n' ' ')" "$cfglog"
 	fi
 	cmp -s "$tmpcfg/.config" "$build/.config" || cp "$tmpcfg/.config" "$build/.config"
+	rm -rf "$tmpcfg"
 }
