@@ -68,6 +68,13 @@ if [ -n "${PG_COUNT:-}" ]; then
 	) >/dev/null 2>&1 &
 	timer=$!
 	wait $run
+	# "start" also returns when the thread has not started the device
+	# within its 125 ms (an emulated guest under load can miss that):
+	# wait for the count while the timer runs.
+	while [ "$(sed -nE 's/^ *pkts-sofar: ([0-9]+).*/\1/p' $D)" -lt "$PG_COUNT" ] 2>/dev/null &&
+		kill -0 $timer 2>/dev/null; do
+		sleep 0.2
+	done
 	kill $timer 2>/dev/null
 else
 	# SIGTERM ends the run before SECONDS (a caller that has measured
