@@ -14,21 +14,17 @@
 //! out pages of the pool's NUMA node only: a page of another node met in the
 //! ring is released (`waive`) and the pool allocates a local one. Statistics
 //! move exactly as in C.
-//!
-//! `/proc/sys/rsnet/page_pool/numa_check` (default 1) can turn the NUMA rule
-//! off, for the benchmark that shows what the rule buys.
 
-use kernel::c_str;
 use kernel::net::page_pool::{
     self, AllocCache, AllocStat, BulkPages, Hook, Netmem, PagePool, Recyclable, RecycleStat,
     RingProducerLock, PP_ALLOC_CACHE_REFILL,
 };
 use kernel::prelude::*;
-use kernel::sync::atomic::{Atomic, Relaxed};
-use kernel::sysctl::{self, Entry, Handler, Scope, Values};
 
-/// Whether a refill releases pages of a node other than the pool's.
-static NUMA_CHECK: Atomic<bool> = Atomic::new(true);
+/// Whether a refill releases pages of a node other than the pool's: C's
+/// rule, always. A constant, so that a build without the rule (to measure
+/// what it buys) differs from this one in this line only.
+const NUMA_CHECK: bool = true;
 
 struct RustPath;
 
@@ -186,12 +182,7 @@ impl Hook for RustPath {
         // The refill runs where the consumer runs (softirq): the node of
         // this CPU is stable and is where the pages will be used.
         let pref_nid = pool.refill_nid();
-        // Two copies of the loop, so that the loop does not test the knob.
-        if NUMA_CHECK.load(Relaxed) {
-            Self::fill_from_ring::<true>(pool, &mut cache, pref_nid);
-        } else {
-            Self::fill_from_ring::<false>(pool, &mut cache, pref_nid);
-        }
+        Self::fill_from_ring::<NUMA_CHECK>(pool, &mut cache, pref_nid);
         let netmem = cache.pop()?;
         cache.alloc_stat_inc(AllocStat::Refill);
         Some(netmem)
@@ -257,26 +248,11 @@ impl Hook for RustPath {
     }
 }
 
-/// `numa_check`: a write switches the NUMA rule of the refill.
-struct NumaCheck;
-
-impl Handler for NumaCheck {
-    fn write(&self, _values: &Values, _index: usize, _old: i32, new: i32) -> Result {
-        NUMA_CHECK.store(new != 0, Relaxed);
-        Ok(())
-    }
-}
-
-static KNOBS: [Entry; 1] = [Entry::int(c_str!("numa_check"), 0, 1).initial(1)];
-
-// Dropped in the order listed: the knob, then the hook (every pool back to
-// C, running hooks waited for).
+// Dropping the hook sends every pool back to C, running hooks waited for.
 kernel::module_registrations! {
     type: PagePoolModule,
     loaded: || pr_info!("page_pool recycling now runs in Rust\n"),
     registrations: {
-        _knobs: sysctl::Registration<NumaCheck> =
-            (Scope::Global, c_str!("rsnet/page_pool"), &KNOBS, NumaCheck),
         _hook: page_pool::Registration<RustPath> = (),
     },
     name: "page_pool_rs",

@@ -45,15 +45,15 @@ pub trait Register: Sized {
 ///
 /// ```ignore
 /// kernel::module_registrations! {
-///     type: PagePoolModule,
+///     type: TcpTxSkbCacheModule,
 ///     registrations: {
-///         knobs: sysctl::Registration<NumaCheck> =
-///             (Scope::Global, c_str!("rsnet/page_pool"), &KNOBS, NumaCheck),
-///         hook: page_pool::Registration<RustPath> = (),
+///         switch: sysctl::Registration<Switch> =
+///             (Scope::InitNet, c_str!("net/ipv4"), &SWITCH, Switch),
+///         cache: TxSkbCacheRegistration<TxCache> = (),
 ///     },
-///     name: "page_pool_rs",
+///     name: "tcp_tx_skb_cache",
 ///     authors: ["rsnet"],
-///     description: "page_pool recycling in Rust",
+///     description: "Per-socket TCP TX skb cache",
 ///     license: "GPL",
 /// }
 /// ```

@@ -125,8 +125,8 @@ for cfg in c rust rust-off; do
 		case $cfg in
 		c) l=$(pp_run c numa=1) ;;
 		rust) l=$(pp_run rust numa=1) ;;
-		rust-off) modprobe page_pool_rs; sysctl -q -w rsnet.page_pool.numa_check=0
-			l=$(pp_run rust numa=1); sysctl -q -w rsnet.page_pool.numa_check=1 ;;
+		rust-off) modprobe -r page_pool_rs 2>/dev/null; modprobe page_pool_rs_nonuma
+			l=$(pp_run rust-off numa=1); modprobe -r page_pool_rs_nonuma ;;
 		esac
 		loc+=("$(field local_pct "$l")"); wv+=("$(field waive "$l")")
 	done
@@ -134,7 +134,7 @@ for cfg in c rust rust-off; do
 	say "$(printf '%-23s  %-11s  %s' "$cfg" "$(med "${loc[@]}")%" "$(med "${wv[@]}")")"
 done
 say "=======================  ===========  ========"
-say "(rust-off: /proc/sys/rsnet/page_pool/numa_check=0, the rule turned off)"
+say "(rust-off: page_pool_rs_nonuma, page_pool_rs built without the rule)"
 say ""
 
 # --- page_pool: real traffic, pktgen into a veth with XDP ----------------------

@@ -62,8 +62,6 @@ echo
 echo "== page_pool recycling in Rust (net/core/page_pool_rs.rs)"
 run modprobe page_pool_rs
 dmesg | grep -E 'page_pool_rs|recycling now runs in Rust' | tail -1 | sed 's/^/  dmesg: /'
-run sysctl rsnet.page_pool.numa_check
-run_err sysctl -w rsnet.page_pool.numa_check=2
 printf '\n$ modprobe page_pool_test   # its KUnit suite runs as it loads, on the Rust path\n'
 dmesg -C
 if modprobe page_pool_test; then

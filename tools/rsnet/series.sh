@@ -46,7 +46,7 @@ export GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email
 entries=$(grep -vE '^(#|$)' "$list")
 want=$( { (cd "$RSNET_TOP/patches" && ls ./*.patch | sed 's#^\./##');
 	(cd "$RSNET_TOP" && find rust -type f; ls net/*/*.rs samples/rust/*.rs) |
-	grep -vxF net/sched/sch_fq_rs_vt.rs; } | LC_ALL=C sort)
+	grep -vxF -e net/sched/sch_fq_rs_vt.rs -e net/core/page_pool_rs_nonuma.rs; } | LC_ALL=C sort)
 have=$(echo "$entries" | tr -s ' \t' '\n\n' | grep -v '^$' | LC_ALL=C sort)
 if [ "$want" != "$have" ]; then
 	diff <(echo "$want") <(echo "$have") | sed 's/^</missing from patches\/series:/; s/^>/not in this repository:/' |

@@ -43,7 +43,6 @@ PORT=5311
 CYCLES=50
 SIZES="1048576 1048576"
 NSIM_ID=7311
-NUMA_CHECK=/proc/sys/rsnet/page_pool/numa_check
 TMP=$(mktemp -d /tmp/rsnet-pp.XXXXXX)
 pids=()
 spid=""
@@ -177,7 +176,7 @@ ktap_print_header
 modprobe -r page_pool_rs 2>/dev/null
 c_rc=0
 run_pp_test c || c_rc=$?
-ktap_set_plan 24
+ktap_set_plan 23
 
 # 0. The conditions the unload/load cycles below are meant to hold under.
 # preempt_full: full preemption (the dynamic mode, or the built-in one).
@@ -199,7 +198,6 @@ expect_eq "C run: page_pool_rs not loaded" c \
 check "C run: the KUnit suite page_pool_recycle ran to its end" report c "$TMP/c.ktap"
 
 check "modprobe page_pool_rs" modprobe page_pool_rs
-expect_eq "numa_check defaults to 1" 1 "$(cat $NUMA_CHECK 2>&1)"
 rs_rc=0
 run_pp_test rust || rs_rc=$?
 expect_eq "modprobe page_pool_test on the Rust path" 0 "$rs_rc"

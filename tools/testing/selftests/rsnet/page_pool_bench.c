@@ -40,8 +40,9 @@
  *	then a CPU of node 1 does @loops rounds of alloc + put(allow_direct
  *	false). local_pct is the share of the pages handed out that are on
  *	the consumer's node (numa_mem_id()), waive the pages page_pool gave
- *	back for being on another node. With the NUMA rule (C, or Rust with
- *	/proc/sys/rsnet/page_pool/numa_check 1) local_pct is 100.
+ *	back for being on another node. With the NUMA rule (C, or Rust's
+ *	page_pool_rs; not page_pool_rs_nonuma, built without it) local_pct
+ *	is 100.
  *
  * Init returns 0 after printing (remove the module with modprobe -r), or a
  * negative errno: -EINVAL for bad parameters, -ENODEV if numa=1 finds no
@@ -77,7 +78,7 @@
  */
 static char *path = "c";
 module_param(path, charp, 0444);
-MODULE_PARM_DESC(path, "the recycle path the loader made current (c, rust)");
+MODULE_PARM_DESC(path, "the recycle path the loader made current (c, rust, rust-off)");
 
 static unsigned long loops = 100000;
 module_param(loops, ulong, 0444);

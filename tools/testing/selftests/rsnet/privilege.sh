@@ -9,15 +9,14 @@
 #  - net.ipv4.tcp_tx_skb_cache: 5.2-5.15's proc_do_static_key() (write
 #    needs CAP_SYS_ADMIN; the file is init_net's, so absent in another
 #    netns), a read shows the key;
-#  - rsnet/page_pool/numa_check and rsnet/sample/*: kernel-wide knobs, as
-#    C's proc_dointvec_minmax_sysadmin() ones (CAP_SYS_ADMIN to write);
+#  - rsnet/sample/*: kernel-wide knobs, as C's
+#    proc_dointvec_minmax_sysadmin() ones (CAP_SYS_ADMIN to write);
 #  - tc qdisc add ... fq: the same for C's sch_fq and the Rust fq
 #    (CAP_NET_ADMIN over the device's netns, also in a user namespace).
 # After every refusal the value must be the one before.
 
 . "$(dirname "$0")/lib.sh"
 TCP=/proc/sys/net/ipv4/tcp_tx_skb_cache
-NUMA=/proc/sys/rsnet/page_pool/numa_check
 SAMPLE=/proc/sys/rsnet/sample/value
 DEV=prv0
 NOBODY=65534
@@ -26,7 +25,7 @@ CALLERS="root nosysadmin netadmin user userns userns_user"
 cleanup() {
 	ip link del $DEV 2>/dev/null
 	echo 0 >$TCP 2>/dev/null
-	modprobe -r tcp_tx_skb_cache rust_sysctl page_pool_rs 2>/dev/null
+	modprobe -r tcp_tx_skb_cache rust_sysctl 2>/dev/null
 	fq_unload_all
 }
 trap cleanup EXIT
@@ -85,9 +84,9 @@ fq_as() {
 }
 
 ktap_print_header
-ktap_set_plan 10
+ktap_set_plan 9
 fq_unload_all
-modprobe tcp_tx_skb_cache && modprobe rust_sysctl && modprobe page_pool_rs ||
+modprobe tcp_tx_skb_cache && modprobe rust_sysctl ||
 	ktap_exit_fail_msg "the modules do not load"
 ip link add $DEV type dummy
 
@@ -110,13 +109,11 @@ check "the callers are what they claim (CapEff, uid)" callers_ok
 declare -A want=(
 	[tcp.root]=OK [tcp.nosysadmin]=EPERM [tcp.netadmin]=EPERM [tcp.user]=EACCES
 	[tcp.userns]=ENOENT [tcp.userns_user]=ENOENT
-	[numa.root]=OK [numa.nosysadmin]=EPERM [numa.netadmin]=EACCES [numa.user]=EACCES
-	[numa.userns]=EPERM [numa.userns_user]=EACCES
 	[sample.root]=OK [sample.nosysadmin]=EPERM [sample.netadmin]=EACCES [sample.user]=EACCES
 	[sample.userns]=EPERM [sample.userns_user]=EACCES
 )
-declare -A file=([tcp]=$TCP [numa]=$NUMA [sample]=$SAMPLE)
-for knob in tcp numa sample; do
+declare -A file=([tcp]=$TCP [sample]=$SAMPLE)
+for knob in tcp sample; do
 	f=${file[$knob]}
 	bad=
 	table=
