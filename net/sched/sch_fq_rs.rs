@@ -281,15 +281,22 @@ struct Config {
 
 /// The private data of one fq instance (C's `struct fq_sched_data`).
 pub struct FqSchedData {
+    /// The flows with their chains (C's `fq_root`), lists and `delayed`
+    /// heap; its counts are C's `flows` and `throttled_flows`.
+    table: FlowTable<Flow>,
+    /// The rest, apart so that it can be borrowed beside a flow of the
+    /// table (`fq_classify()` returns one).
+    st: FqState,
+}
+
+/// `struct fq_sched_data` but for the flow table.
+struct FqState {
     cfg: Config,
     band_nr: usize,
     band_flows: [PerBandFlows; BAND_SLOTS],
     /// Fast path queue.
     internal: Flow,
     stat_fastpath_packets: u64,
-    /// The flows with their chains (C's `fq_root`), lists and `delayed`
-    /// heap; its counts are C's `flows` and `throttled_flows`.
-    table: FlowTable<Flow>,
     time_next_delayed_flow: u64,
     unthrottle_latency_ns: u64,
     gc_age: Jiffies,
@@ -315,13 +322,32 @@ impl FqSchedData {
     /// `fq_flow_set_throttled()`, after [`kernel::flow_table::Front::throttle`]).
     #[inline]
     fn fq_flow_throttled(&mut self, time_next_packet: u64) {
-        fq_flow_rb_insert(&mut self.time_next_delayed_flow, time_next_packet);
-        self.stat_throttled = self.stat_throttled.wrapping_add(1);
+        fq_flow_rb_insert(&mut self.st.time_next_delayed_flow, time_next_packet);
+        self.st.stat_throttled = self.st.stat_throttled.wrapping_add(1);
     }
+}
 
-    /// `fq_fastpath_check()`.
+/// What [`FqState::fq_classify`] found for a packet.
+enum Class<'t> {
+    /// The fast path queue (C's `&q->internal`): a packet that needs no
+    /// flow, or whose flow could not be made.
+    Internal,
+    /// The packet's flow.
+    Flow(FlowMut<'t, Flow>),
+    /// A new flow, refused at the table's limit.
+    Full,
+}
+
+impl FqState {
+    /// `fq_fastpath_check()`; `table` is the flows'.
     #[inline]
-    fn fq_fastpath_check(&self, sch: &Qdisc<Fq>, skb: &SkBuff, now: u64) -> bool {
+    fn fq_fastpath_check(
+        &self,
+        table: &FlowTable<Flow>,
+        sch: &Qdisc<Fq>,
+        skb: &SkBuff,
+        now: u64,
+    ) -> bool {
         // Due now, or within the pacing offload horizon.
         if time_to_send(skb) > now.wrapping_add(self.cfg.offload_horizon) {
             return false;
@@ -329,8 +355,8 @@ impl FqSchedData {
         if sch.qlen() != 0 {
             // Packets are queued, but the fast path may still be used if
             // none is eligible now (all scheduled later) or fast path ones.
-            let idle = self.inactive_flows.wrapping_add(self.table.throttled_len());
-            if self.table.len() != idle {
+            let idle = self.inactive_flows.wrapping_add(table.throttled_len());
+            if table.len() != idle {
                 return false;
             }
             // Keep Fair Queue mode under pressure.
@@ -353,16 +379,16 @@ impl FqSchedData {
         self.cfg.flow_max_rate == u64::MAX
     }
 
-    /// The first part of `fq_classify()`: the flow key of `skb` and its
-    /// socket's hash (`None` for orphans), or `None` for the fast path
-    /// queue (`&q->internal` in C).
+    /// `fq_classify()`: the flow of `skb` in `table`, found or made, or the
+    /// fast path queue; idle flows met on the way are collected.
     #[inline]
-    fn fq_classify_key(
+    fn fq_classify<'t>(
         &mut self,
+        table: &'t mut FlowTable<Flow>,
         sch: &Qdisc<Fq>,
         skb: &mut SkBuff,
         now: u64,
-    ) -> Option<(usize, Option<u32>)> {
+    ) -> Class<'t> {
         // The state is read once (C reads it twice: `sk_listener_or_tw()`,
         // then the test for TCP_CLOSE).
         let sock = skb.sock().map(|sk| (sk.addr(), sk.state(), sk.hash()));
@@ -385,19 +411,82 @@ impl FqSchedData {
             }
             Some((addr, _, sk_hash)) => (addr, Some(sk_hash)),
         };
-
-        if self.fq_fastpath_check(sch, skb, now) {
-            self.stat_fastpath_packets = self.stat_fastpath_packets.wrapping_add(1);
-            if own_hash.is_some() && self.cfg.rate_enable {
+        // A flow of the packet's own socket paces it: the socket is told.
+        let rate_enable = self.cfg.rate_enable;
+        let set_pacing_status = |skb: &SkBuff| {
+            if own_hash.is_some() && rate_enable {
                 if let Some(sk) = skb.sock() {
                     sk.set_pacing_status_fq();
                 }
             }
-            return None;
-        }
-        Some((key, own_hash))
-    }
+        };
 
+        if self.fq_fastpath_check(table, sch, skb, now) {
+            self.stat_fastpath_packets = self.stat_fastpath_packets.wrapping_add(1);
+            set_pacing_status(skb);
+            return Class::Internal;
+        }
+
+        // jiffies is read only if an idle flow is met, as in C. The
+        // closures own what they use (`move`): captured by reference, it
+        // would be stored on the stack before every lookup, for the rare
+        // one that collects or makes a flow.
+        let gc_age = self.gc_age;
+        let initial_quantum = self.cfg.initial_quantum as i32;
+        let mut now_j = None;
+        let Lookup {
+            flow,
+            created,
+            collected,
+            full,
+        } = table.lookup(
+            key,
+            usize::MAX,
+            move |f| {
+                time_after(
+                    *now_j.get_or_insert_with(jiffies),
+                    f.age.wrapping_add(gc_age),
+                )
+            },
+            move || Flow::new(detached_age(), own_hash.unwrap_or(0), initial_quantum),
+            &Atomic,
+        );
+        // C's u32/u64 counters, wrapping as C's do; most lookups collect
+        // nothing and leave them be.
+        if collected != 0 {
+            self.inactive_flows = self.inactive_flows.wrapping_sub(collected);
+            self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(collected));
+        }
+        let Some(mut f) = flow else {
+            // At the limit the table may stay full: none of fq's controls
+            // would hold for the traffic of new flows there.
+            if full {
+                return Class::Full;
+            }
+            // Out of memory, C's case: the fast path queue, for a moment.
+            self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
+            return Class::Internal;
+        };
+        if created {
+            self.inactive_flows = self.inactive_flows.wrapping_add(1);
+            set_pacing_status(skb);
+        } else if let Some(sk_hash) = own_hash {
+            // The socket may have been freed and reallocated: if its hash
+            // changed, it is a new flow in an old slot.
+            if f.socket_hash != sk_hash {
+                f.credit = self.cfg.initial_quantum as i32;
+                f.socket_hash = sk_hash;
+                set_pacing_status(skb);
+                let fband = f.band as usize;
+                f.unthrottle(ListPair::new(fband).old_flows());
+                f.time_next_packet = 0;
+            }
+        }
+        Class::Flow(f)
+    }
+}
+
+impl FqSchedData {
     /// `flow_queue_add()`.
     fn flow_queue_add(f: &mut Flow, skb: Queued<Fq>) {
         f.queue.push(skb, time_to_send_q);
@@ -416,7 +505,7 @@ impl FqSchedData {
     /// `fq_check_throttled()`.
     #[inline]
     fn fq_check_throttled(&mut self, now: u64) {
-        if self.time_next_delayed_flow > now.wrapping_add(self.cfg.offload_horizon) {
+        if self.st.time_next_delayed_flow > now.wrapping_add(self.st.cfg.offload_horizon) {
             return;
         }
         self.fq_unthrottle(now);
@@ -429,19 +518,20 @@ impl FqSchedData {
         // Unthrottle latency EWMA: cheap, and helps to diagnose timer
         // problems. Only a late wakeup is a sample: with an offload
         // horizon, flows are unthrottled before they are due.
-        let sample = now.wrapping_sub(self.time_next_delayed_flow);
+        let sample = now.wrapping_sub(self.st.time_next_delayed_flow);
         if sample as i64 > 0 {
-            self.unthrottle_latency_ns = self
+            self.st.unthrottle_latency_ns = self
+                .st
                 .unthrottle_latency_ns
-                .wrapping_sub(self.unthrottle_latency_ns >> 3)
+                .wrapping_sub(self.st.unthrottle_latency_ns >> 3)
                 .wrapping_add(sample >> 3);
         }
-        let now = now.wrapping_add(self.cfg.offload_horizon);
+        let now = now.wrapping_add(self.st.cfg.offload_horizon);
 
-        self.time_next_delayed_flow = u64::MAX;
+        self.st.time_next_delayed_flow = u64::MAX;
         while let Some(f) = self.table.first_throttled() {
             if f.time_next_packet > now {
-                self.time_next_delayed_flow = f.time_next_packet;
+                self.st.time_next_delayed_flow = f.time_next_packet;
                 break;
             }
             let band = f.band as usize;
@@ -456,8 +546,8 @@ impl FqSchedData {
             return None;
         }
         // The fast path queue goes first.
-        if let Some(skb) = self.internal.queue.pop_front(time_to_send_q) {
-            self.internal.qlen = self.internal.qlen.wrapping_sub(1);
+        if let Some(skb) = self.st.internal.queue.pop_front(time_to_send_q) {
+            self.st.internal.qlen = self.st.internal.qlen.wrapping_sub(1);
             // `fq_dequeue_skb()`: the adapter uncounts the skb from
             // `q.qlen` and the backlog as it returns.
             sch.bstats_update(&skb);
@@ -468,11 +558,11 @@ impl FqSchedData {
         self.fq_check_throttled(now);
         let mut retry = 0;
         // `q->band_nr`, kept in a register for the loop.
-        let mut band = self.band_nr;
+        let mut band = self.st.band_nr;
         let skb = loop {
             // `fq_pband_head_select()`.
             let pband = ListPair::new(band);
-            let head = if self.band_flows[band & BAND_MASK].credit <= 0 {
+            let head = if self.st.band_flows[band & BAND_MASK].credit <= 0 {
                 None
             } else {
                 self.table.front_of(pband)
@@ -488,8 +578,8 @@ impl FqSchedData {
                     if band == FQ_BANDS {
                         band = 0;
                     }
-                    self.band_nr = band;
-                    let pband = &mut self.band_flows[band & BAND_MASK];
+                    self.st.band_nr = band;
+                    let pband = &mut self.st.band_flows[band & BAND_MASK];
                     pband.credit =
                         core::cmp::min(pband.credit.wrapping_add(pband.quantum), pband.quantum);
                     if pband.credit > 0 {
@@ -501,10 +591,10 @@ impl FqSchedData {
                 if found {
                     continue;
                 }
-                if self.time_next_delayed_flow != u64::MAX {
+                if self.st.time_next_delayed_flow != u64::MAX {
                     sch.watchdog_schedule_range_ns(
-                        self.time_next_delayed_flow,
-                        u64::from(self.cfg.timer_slack),
+                        self.st.time_next_delayed_flow,
+                        u64::from(self.st.cfg.timer_slack),
                     );
                 }
                 return None;
@@ -514,7 +604,7 @@ impl FqSchedData {
             // C's `f`; the handle `f` moves it between lists.
             let fl: &mut Flow = &mut f;
             if fl.credit <= 0 {
-                fl.credit = fl.credit.wrapping_add(self.cfg.quantum as i32);
+                fl.credit = fl.credit.wrapping_add(self.st.cfg.quantum as i32);
                 // The old list of the flow's band, which a packet of
                 // another priority may have changed (as in C).
                 let fband = fl.band as usize;
@@ -534,7 +624,7 @@ impl FqSchedData {
                 continue;
             };
             let time_next_packet = core::cmp::max(head.key(), fl.time_next_packet);
-            if now.wrapping_add(self.cfg.offload_horizon) < time_next_packet {
+            if now.wrapping_add(self.st.cfg.offload_horizon) < time_next_packet {
                 fl.time_next_packet = time_next_packet;
                 f.throttle();
                 self.fq_flow_throttled(time_next_packet);
@@ -546,28 +636,28 @@ impl FqSchedData {
             sch.bstats_update(&skb);
             if (now
                 .wrapping_sub(time_next_packet)
-                .wrapping_sub(self.cfg.ce_threshold) as i64)
+                .wrapping_sub(self.st.cfg.ce_threshold) as i64)
                 > 0
             {
                 // As C, every packet past the threshold counts, whatever
                 // set_ce() made of it: marked, not ECN-capable, or left
                 // unmarked (shared, or its header copy failed).
                 skb.set_ce();
-                self.stat_ce_mark = self.stat_ce_mark.wrapping_add(1);
+                self.st.stat_ce_mark = self.st.stat_ce_mark.wrapping_add(1);
             }
             fl.qlen = fl.qlen.wrapping_sub(1);
             if fl.qlen == 0 {
-                self.inactive_flows = self.inactive_flows.wrapping_add(1);
+                self.st.inactive_flows = self.st.inactive_flows.wrapping_add(1);
             }
-            let count = &mut self.band_pkt_count[skb_band(&skb) & BAND_MASK];
+            let count = &mut self.st.band_pkt_count[skb_band(&skb) & BAND_MASK];
             *count = count.wrapping_sub(1);
 
             let plen = skb.qdisc_pkt_len();
             fl.credit = fl.credit.wrapping_sub(plen as i32);
-            let pband = &mut self.band_flows[band & BAND_MASK];
+            let pband = &mut self.st.band_flows[band & BAND_MASK];
             pband.credit = pband.credit.wrapping_sub(plen as i32);
-            if self.cfg.rate_enable && fq_pace(&self.cfg, fl, &skb, plen, now) {
-                self.stat_pkts_too_long = self.stat_pkts_too_long.wrapping_add(1);
+            if self.st.cfg.rate_enable && fq_pace(&self.st.cfg, fl, &skb, plen, now) {
+                self.st.stat_pkts_too_long = self.st.stat_pkts_too_long.wrapping_add(1);
             }
             break skb;
         };
@@ -578,27 +668,27 @@ impl FqSchedData {
     /// adapter zeroes the qdisc's queue counters before, as C's
     /// `WRITE_ONCE()`s here do, and after).
     fn fq_reset(&mut self) {
-        self.internal.queue = SkbTimeQueue::new();
-        self.internal.qlen = 0;
+        self.st.internal.queue = SkbTimeQueue::new();
+        self.st.internal.qlen = 0;
         // Freeing the flows frees their packets.
         self.table.clear();
-        self.band_pkt_count = [0; BAND_SLOTS];
-        self.inactive_flows = 0;
+        self.st.band_pkt_count = [0; BAND_SLOTS];
+        self.st.inactive_flows = 0;
     }
 
     /// `fq_rehash()`: move the flows to `new` chains, dropping idle ones;
     /// returns the old ones, to be freed outside the lock.
     fn fq_rehash(&mut self, new: Chains<Flow>, new_log: u8) -> Chains<Flow> {
         let now_j = jiffies();
-        let gc_age = self.gc_age;
+        let gc_age = self.st.gc_age;
         let (old, fcnt) = self.table.rehash(
             new,
             |f| time_after(now_j, f.age.wrapping_add(gc_age)),
             &Atomic,
         );
-        self.inactive_flows = self.inactive_flows.wrapping_sub(fcnt);
-        self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(fcnt));
-        self.cfg.fq_trees_log = new_log;
+        self.st.inactive_flows = self.st.inactive_flows.wrapping_sub(fcnt);
+        self.st.stat_gc_flows = self.st.stat_gc_flows.wrapping_add(u64::from(fcnt));
+        self.st.cfg.fq_trees_log = new_log;
         old
     }
 }
@@ -798,12 +888,12 @@ impl FqSchedData {
     /// Applies a validated configuration, but for `sch->limit`, which the
     /// caller sets.
     fn apply(&mut self, c: &Config) {
-        let log = self.cfg.fq_trees_log;
-        self.cfg = *c;
+        let log = self.st.cfg.fq_trees_log;
+        self.st.cfg = *c;
         // The bucket array is swapped separately (fq_rehash).
-        self.cfg.fq_trees_log = log;
+        self.st.cfg.fq_trees_log = log;
         for i in 0..FQ_BANDS {
-            self.band_flows[i].quantum = c.weights[i];
+            self.st.band_flows[i].quantum = c.weights[i];
         }
     }
 }
@@ -848,33 +938,35 @@ impl QdiscOps for Fq {
             quantum: 0,
         };
         let mut q = FqSchedData {
-            cfg,
-            band_nr: 0,
-            band_flows: [band; BAND_SLOTS],
-            internal: Flow::new(0, 0, 0),
-            stat_fastpath_packets: 0,
             table: FlowTable::with_max_len(
                 Chains::new(cfg.fq_trees_log, sch.process_context())?,
                 FQ_MAX_FLOWS,
             ),
-            time_next_delayed_flow: u64::MAX,
-            unthrottle_latency_ns: 0,
-            gc_age: msecs_to_jiffies(3000),
-            band_pkt_count: [0; BAND_SLOTS],
-            inactive_flows: 0,
-            stat_throttled: 0,
-            stat_gc_flows: 0,
-            stat_band_drops: [0; BAND_SLOTS],
-            stat_ce_mark: 0,
-            stat_horizon_drops: 0,
-            stat_horizon_caps: 0,
-            stat_flows_plimit: 0,
-            stat_pkts_too_long: 0,
-            stat_allocation_errors: 0,
-            stat_maxflows_drops: 0,
+            st: FqState {
+                cfg,
+                band_nr: 0,
+                band_flows: [band; BAND_SLOTS],
+                internal: Flow::new(0, 0, 0),
+                stat_fastpath_packets: 0,
+                time_next_delayed_flow: u64::MAX,
+                unthrottle_latency_ns: 0,
+                gc_age: msecs_to_jiffies(3000),
+                band_pkt_count: [0; BAND_SLOTS],
+                inactive_flows: 0,
+                stat_throttled: 0,
+                stat_gc_flows: 0,
+                stat_band_drops: [0; BAND_SLOTS],
+                stat_ce_mark: 0,
+                stat_horizon_drops: 0,
+                stat_horizon_caps: 0,
+                stat_flows_plimit: 0,
+                stat_pkts_too_long: 0,
+                stat_allocation_errors: 0,
+                stat_maxflows_drops: 0,
+            },
         };
         q.apply(&cfg);
-        q.cfg.fq_trees_log = cfg.fq_trees_log;
+        q.st.cfg.fq_trees_log = cfg.fq_trees_log;
         sch.set_limit(cfg.limit);
         Ok(q)
     }
@@ -886,9 +978,9 @@ impl QdiscOps for Fq {
         mut skb: Incoming<'a, Self>,
         to_free: &mut ToFree<'_>,
     ) -> XmitStatus<'a> {
-        let band = q.cfg.prio2band[skb.priority() as usize & TC_PRIO_MAX];
-        if q.band_pkt_count[band as usize & BAND_MASK] >= sch.limit() {
-            let drops = &mut q.stat_band_drops[band as usize & BAND_MASK];
+        let band = q.st.cfg.prio2band[skb.priority() as usize & TC_PRIO_MAX];
+        if q.st.band_pkt_count[band as usize & BAND_MASK] >= sch.limit() {
+            let drops = &mut q.st.stat_band_drops[band as usize & BAND_MASK];
             *drops = drops.wrapping_add(1);
             return to_free.drop(skb, DropReason::BandLimit);
         }
@@ -900,93 +992,31 @@ impl QdiscOps for Fq {
             let mut time_to_send = fq_skb_tstamp_to_mono(&mut skb);
 
             // Is the timestamp too far in the future?
-            if fq_packet_beyond_horizon(time_to_send, &q.cfg, now) {
-                if q.cfg.horizon_drop != 0 {
-                    q.stat_horizon_drops = q.stat_horizon_drops.wrapping_add(1);
+            if fq_packet_beyond_horizon(time_to_send, &q.st.cfg, now) {
+                if q.st.cfg.horizon_drop != 0 {
+                    q.st.stat_horizon_drops = q.st.stat_horizon_drops.wrapping_add(1);
                     return to_free.drop(skb, DropReason::HorizonLimit);
                 }
-                q.stat_horizon_caps = q.stat_horizon_caps.wrapping_add(1);
-                time_to_send = now.wrapping_add(q.cfg.horizon) as i64;
+                q.st.stat_horizon_caps = q.st.stat_horizon_caps.wrapping_add(1);
+                time_to_send = now.wrapping_add(q.st.cfg.horizon) as i64;
                 fq_mono_to_skb_tstamp(&mut skb, time_to_send);
             }
             set_time_to_send(&mut skb, time_to_send as u64);
         }
 
-        let Some((key, own_hash)) = q.fq_classify_key(sch, &mut skb, now) else {
-            return FqSchedData::internal_enqueue(&mut q.internal, skb);
-        };
-
-        // The rest of `fq_classify()`: the flow of `key`, collecting idle
-        // flows met on the way; jiffies is read only if one is met, as in
-        // C.
-        // The closures own what they use (`move`): captured by reference,
-        // it would be stored on the stack before every lookup, for the
-        // rare one that collects or makes a flow.
-        let cfg = &q.cfg;
-        let gc_age = q.gc_age;
-        let initial_quantum = cfg.initial_quantum as i32;
-        let mut now_j = None;
-        let Lookup {
-            flow,
-            created,
-            collected,
-            full,
-        } = q.table.lookup(
-            key,
-            usize::MAX,
-            move |f| {
-                time_after(
-                    *now_j.get_or_insert_with(jiffies),
-                    f.age.wrapping_add(gc_age),
-                )
-            },
-            move || Flow::new(detached_age(), own_hash.unwrap_or(0), initial_quantum),
-            &Atomic,
-        );
-        // C's u32/u64 counters, wrapping as C's do; most lookups collect
-        // nothing and leave them be.
-        if collected != 0 {
-            q.inactive_flows = q.inactive_flows.wrapping_sub(collected);
-            q.stat_gc_flows = q.stat_gc_flows.wrapping_add(u64::from(collected));
-        }
-        let Some(mut f) = flow else {
-            // At the limit the table may stay full: none of fq's controls
-            // would hold for the traffic of new flows there.
-            if full {
-                q.stat_maxflows_drops = q.stat_maxflows_drops.wrapping_add(1);
+        let mut f = match q.st.fq_classify(&mut q.table, sch, &mut skb, now) {
+            Class::Flow(f) => f,
+            Class::Internal => return FqSchedData::internal_enqueue(&mut q.st.internal, skb),
+            Class::Full => {
+                q.st.stat_maxflows_drops = q.st.stat_maxflows_drops.wrapping_add(1);
                 return to_free.drop(skb, DropReason::Maxflows);
             }
-            // Out of memory, C's case: the fast path queue, for a moment.
-            q.stat_allocation_errors = q.stat_allocation_errors.wrapping_add(1);
-            return FqSchedData::internal_enqueue(&mut q.internal, skb);
         };
-        if created {
-            q.inactive_flows = q.inactive_flows.wrapping_add(1);
-            if own_hash.is_some() && cfg.rate_enable {
-                if let Some(sk) = skb.sock() {
-                    sk.set_pacing_status_fq();
-                }
-            }
-        } else if let Some(sk_hash) = own_hash {
-            // The socket may have been freed and reallocated: if its hash
-            // changed, it is a new flow in an old slot.
-            if f.socket_hash != sk_hash {
-                f.credit = cfg.initial_quantum as i32;
-                f.socket_hash = sk_hash;
-                if cfg.rate_enable {
-                    if let Some(sk) = skb.sock() {
-                        sk.set_pacing_status_fq();
-                    }
-                }
-                let fband = f.band as usize;
-                f.unthrottle(ListPair::new(fband).old_flows());
-                f.time_next_packet = 0;
-            }
-        }
+        let cfg = &q.st.cfg;
 
         // C compares `int qlen` with `u32 flow_plimit` as unsigned.
         if f.qlen as u32 >= cfg.flow_plimit {
-            q.stat_flows_plimit = q.stat_flows_plimit.wrapping_add(1);
+            q.st.stat_flows_plimit = q.st.stat_flows_plimit.wrapping_add(1);
             return to_free.drop(skb, DropReason::FlowLimit);
         }
         // As in C, a detached flow joins the new list of the band it had (0
@@ -1013,12 +1043,17 @@ impl QdiscOps for Fq {
             && f.is_throttled()
             && cfg.flow_max_rate == u64::MAX
         {
-            fq_flow_adjust_timer(&mut q.time_next_delayed_flow, &mut f, skb_time_to_send, now);
+            fq_flow_adjust_timer(
+                &mut q.st.time_next_delayed_flow,
+                &mut f,
+                skb_time_to_send,
+                now,
+            );
         }
         if was_empty {
-            q.inactive_flows = q.inactive_flows.wrapping_sub(1);
+            q.st.inactive_flows = q.st.inactive_flows.wrapping_sub(1);
         }
-        let count = &mut q.band_pkt_count[band as usize & BAND_MASK];
+        let count = &mut q.st.band_pkt_count[band as usize & BAND_MASK];
         *count = count.wrapping_add(1);
         status
     }
@@ -1036,7 +1071,7 @@ impl QdiscOps for Fq {
 
     fn change(sch: &mut QdiscChange<'_, Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result {
         // Validate on a snapshot; nothing is applied if anything is wrong.
-        let old = sch.with_lock(|_, q| q.cfg);
+        let old = sch.with_lock(|_, q| q.st.cfg);
         let cfg = fq_parse(opt, &old, sch.max_pacing_offload_horizon(), extack)?;
         let new_root = if cfg.fq_trees_log != old.fq_trees_log {
             Some(Chains::new(cfg.fq_trees_log, sch.process_context())?)
@@ -1057,7 +1092,7 @@ impl QdiscOps for Fq {
     }
 
     fn dump(sch: &Qdisc<Self>, q: &FqSchedData, msg: &mut NlMsg<'_>) -> Result {
-        let c = &q.cfg;
+        let c = &q.st.cfg;
         // TCA_FQ_FLOW_DEFAULT_RATE is not used any more.
         msg.nested(sched::TCA_OPTIONS, |msg| {
             msg.put_u32(uapi::TCA_FQ_PLIMIT, sch.limit())?;
@@ -1093,7 +1128,8 @@ impl QdiscOps for Fq {
             msg.put_bytes(uapi::TCA_FQ_PRIOMAP, &prio)?;
             let mut weights = [0u8; 12];
             for i in 0..FQ_BANDS {
-                weights[4 * i..4 * i + 4].copy_from_slice(&q.band_flows[i].quantum.to_ne_bytes());
+                weights[4 * i..4 * i + 4]
+                    .copy_from_slice(&q.st.band_flows[i].quantum.to_ne_bytes());
             }
             msg.put_bytes(uapi::TCA_FQ_WEIGHTS, &weights)
         })
@@ -1101,28 +1137,29 @@ impl QdiscOps for Fq {
 
     fn dump_stats(_sch: &Qdisc<Self>, q: &FqSchedData, d: &mut StatsDump<'_>) -> Result {
         let st = uapi::tc_fq_qd_stats {
-            gc_flows: q.stat_gc_flows,
+            gc_flows: q.st.stat_gc_flows,
             highprio_packets: 0,
             tcp_retrans: 0,
-            throttled: q.stat_throttled,
-            flows_plimit: q.stat_flows_plimit,
-            pkts_too_long: q.stat_pkts_too_long,
-            allocation_errors: q.stat_allocation_errors,
+            throttled: q.st.stat_throttled,
+            flows_plimit: q.st.stat_flows_plimit,
+            pkts_too_long: q.st.stat_pkts_too_long,
+            allocation_errors: q.st.stat_allocation_errors,
             time_next_delayed_flow: q
+                .st
                 .time_next_delayed_flow
-                .wrapping_add(u64::from(q.cfg.timer_slack))
+                .wrapping_add(u64::from(q.st.cfg.timer_slack))
                 .wrapping_sub(ktime_get_ns()) as i64,
             flows: q.table.len(),
-            inactive_flows: q.inactive_flows,
+            inactive_flows: q.st.inactive_flows,
             throttled_flows: q.table.throttled_len(),
-            unthrottle_latency_ns: core::cmp::min(q.unthrottle_latency_ns, u64::from(u32::MAX))
+            unthrottle_latency_ns: core::cmp::min(q.st.unthrottle_latency_ns, u64::from(u32::MAX))
                 as u32,
-            ce_mark: q.stat_ce_mark,
-            horizon_drops: q.stat_horizon_drops,
-            horizon_caps: q.stat_horizon_caps,
-            fastpath_packets: q.stat_fastpath_packets,
-            band_drops: core::array::from_fn(|i| q.stat_band_drops[i]),
-            band_pkt_count: core::array::from_fn(|i| q.band_pkt_count[i]),
+            ce_mark: q.st.stat_ce_mark,
+            horizon_drops: q.st.stat_horizon_drops,
+            horizon_caps: q.st.stat_horizon_caps,
+            fastpath_packets: q.st.stat_fastpath_packets,
+            band_drops: core::array::from_fn(|i| q.st.stat_band_drops[i]),
+            band_pkt_count: core::array::from_fn(|i| q.st.band_pkt_count[i]),
             pad: 0,
         };
         // C's struct, then what only the Rust fq counts: tc and other
@@ -1130,7 +1167,7 @@ impl QdiscOps for Fq {
         const N: usize = core::mem::size_of::<uapi::tc_fq_qd_stats>();
         let mut app = [0u8; N + 8];
         app[..N].copy_from_slice(st.as_bytes());
-        app[N..].copy_from_slice(&q.stat_maxflows_drops.to_ne_bytes());
+        app[N..].copy_from_slice(&q.st.stat_maxflows_drops.to_ne_bytes());
         d.copy_app(&app)
     }
 }
