@@ -70,11 +70,18 @@
  * gc: C keeps each bucket's flows in an rbtree and collects idle flows met
  * on the search path; sch_fq_rs keeps chains of a linear-hashing table and
  * collects idle flows met on the chain. Which idle flows a lookup collects
- * differs by construction, so the script never looks up a flow that may
- * have been collected: time runs in epochs, and once the clock has moved
- * fq's gc age (3 s) past an epoch's start, a new epoch begins with new
- * sockets and new orphan hashes (orphan_mask keeps its low 10 bits from
- * the second epoch on). Until the first epoch ends, and after each rehash
+ * differs by construction, so the script never looks up a flow that
+ * another lookup may have collected: time runs in epochs, and once the
+ * clock has moved fq's gc age (3 s) past an epoch's start, a new epoch
+ * begins with new sockets and new orphan hashes (orphan_mask keeps its low
+ * 10 bits from the second epoch on). Most epochs begin with a resume: a
+ * burst of a socket of the previous epoch, whose idle flow may be past the
+ * gc age by then. No lookup has run since it could become a gc candidate
+ * (the previous epoch's all ran less than the gc age after its start,
+ * hence after the flow went idle), and a lookup never collects the flow
+ * it looks for: C and Rust must both find it, with its credit,
+ * time_next_packet, band and socket hash (a flow made anew instead shows
+ * in the flows made). Until the first epoch ends, and after each rehash
  * (which collects every idle flow in both), flows, inactive_flows and
  * gc_flows are compared as they are; otherwise the active flows (flows -
  * inactive_flows) and the flows made so far (flows + gc_flows + the flows
@@ -85,10 +92,6 @@
  * the limit before it returns the error; sch_fq_rs applies nothing.
  * shared=1 makes every referenced skb ECN-capable: C marks them in place,
  * sch_fq_rs leaves them unmarked and uncounted (documented difference).
- * perturb=K is the driver's self-check: with perturb_what=op (default) an
- * extra word is folded in at operation K; with deq or wd the first dequeue
- * time or watchdog slack observed from operation K on is changed by one,
- * and the report says where ("perturbed at op N").
  * verbose=1 writes the observation stream with each operation's hash.
  *
  * ooo=N replaces the seeds by two runs of one flow fed N skbs whose EDTs
@@ -155,13 +158,6 @@ static bool verbose;
 module_param(verbose, bool, 0444);
 MODULE_PARM_DESC(verbose, "write the observation stream to the report");
 
-static uint perturb;
-module_param(perturb, uint, 0444);
-MODULE_PARM_DESC(perturb, "self-check: perturb one observation from operation K (1-based) on");
-
-static char *perturb_what = "op";
-module_param(perturb_what, charp, 0444);
-MODULE_PARM_DESC(perturb_what, "what perturb changes: op (an extra word), deq (a dequeue time), wd (a watchdog slack)");
 
 static bool partial;
 module_param(partial, bool, 0444);
@@ -240,8 +236,7 @@ struct oracle {
 	/* gc (see the header) */
 	bool gc_exact;
 	u64 reset_flows, last_flows, last_gc;
-	/* the self-check */
-	bool perturbed;
+	struct sock *resumed;		/* the source of a resume's enqueue */
 	/* counts for the summary line */
 	struct {
 		u32 enq, drops, fires, advances, epochs;
@@ -337,18 +332,6 @@ static void fold_bytes(struct oracle *o, const void *p, size_t n)
 		rep(o, "%u %c " fmt "\n", (o)->op, tag, ##__VA_ARGS__);	\
 } while (0)
 
-/*
- * The self-check: @v, changed by one if this is the first observation of
- * its kind from operation @perturb on.
- */
-static u64 perturb_obs(struct oracle *o, const char *what, u64 v)
-{
-	if (!perturb || o->perturbed || o->op < perturb || strcmp(perturb_what, what))
-		return v;
-	o->perturbed = true;
-	rep(o, "perturbed at op %u (%s)\n", o->op, what);
-	return v + 1;
-}
 
 /* --- the virtual clock ------------------------------------------------ */
 
@@ -477,7 +460,7 @@ static void observe_request(struct oracle *o)
 		return;
 	o->requests = t.requests;
 	obs(o, 'w', "expires %llu slack %llu armed %llu",
-	    rel(o, t.req_expires), perturb_obs(o, "wd", t.req_slack),
+	    rel(o, t.req_expires), t.req_slack,
 	    t.armed ? rel(o, t.soft) : 0);
 }
 
@@ -867,7 +850,7 @@ static struct sk_buff *make_skb(struct oracle *o, u32 len, u32 ecn, bool v6)
 /* Enqueue @n skbs from one source. */
 static int op_enqueue(struct oracle *o, u32 n)
 {
-	u32 src = below(o, 10) < 4 ? OR_SOCKS : below(o, OR_SOCKS);
+	u32 src = o->resumed ? OR_SOCKS + 1 : below(o, 10) < 4 ? OR_SOCKS : below(o, OR_SOCKS);
 	u32 prio = pick_prio(o);
 	u32 i;
 
@@ -889,7 +872,9 @@ static int op_enqueue(struct oracle *o, u32 n)
 		/* This epoch's orphan hashes (see the header). */
 		hash = o->hash_hi[hi] << 10 | (o->epoch * OR_HASHES + hi);
 		tstamp = pick_tstamp(o, &cls);
-		if (src < OR_SOCKS)
+		if (o->resumed)
+			sk = o->resumed;
+		else if (src < OR_SOCKS)
 			sk = sock_of(o, src);
 		/*
 		 * fq orphans skbs of listeners: only others may be the
@@ -981,7 +966,7 @@ static u32 op_dequeue(struct oracle *o, u32 n)
 			break;
 		}
 		obs(o, 'D', "id %llu at %llu tstamp %llu ecn %llu",
-		    (u64)skb->mark, perturb_obs(o, "deq", rel(o, o->now)),
+		    (u64)skb->mark, rel(o, o->now),
 		    skb->tstamp ? rel(o, skb->tstamp) : 0, (u64)skb_ecn(skb));
 		skb_done(o, skb);
 	}
@@ -1316,6 +1301,34 @@ static int op_change(struct oracle *o, struct nlattr *opt, u32 kind)
 	return ret;
 }
 
+/*
+ * The first enqueue of a new epoch, most times: a burst of a socket of the
+ * previous epoch, connected if one is, whose idle flow may be past fq's gc
+ * age by now (see the header). C and Rust must both find its flow, with
+ * the state it had.
+ */
+static int resume(struct oracle *o)
+{
+	struct sock *sk = NULL;
+	u32 i = 0, tries;
+	int err;
+
+	if (!chance(o, 75))
+		return 0;
+	for (tries = 0; tries < 4; tries++) {
+		i = below(o, OR_SOCKS);
+		sk = o->socks[o->epoch - 1][i]->sk;
+		if (sk->sk_state == TCP_ESTABLISHED)
+			break;
+	}
+	obs(o, 'R', "resume %llu state %llu", (u64)i, (u64)sk->sk_state);
+	o->resumed = sk;
+	err = op_enqueue(o, 1 + below(o, 8));
+	o->resumed = NULL;
+	obs(o, 'R', "pacing %llu", (u64)(READ_ONCE(sk->sk_pacing_status) & 3));
+	return err;
+}
+
 static int new_epoch(struct oracle *o, struct sk_buff *m)
 {
 	int err;
@@ -1328,17 +1341,19 @@ static int new_epoch(struct oracle *o, struct sk_buff *m)
 	o->n.epochs++;
 	o->epoch_j = o_jiffies(o, o->now);
 	obs(o, 'E', "epoch %llu", (u64)o->epoch);
-	if ((o->orphan_mask & 1023) == 1023)
-		return 0;
-	/* Orphan hashes of this epoch must not meet earlier ones. */
-	skb_trim(m, 0);
-	{
-		struct nlattr *nest = nla_nest_start_noflag(m, TCA_OPTIONS);
+	if ((o->orphan_mask & 1023) != 1023) {
+		/* Orphan hashes of this epoch must not meet earlier ones. */
+		struct nlattr *nest;
 
+		skb_trim(m, 0);
+		nest = nla_nest_start_noflag(m, TCA_OPTIONS);
 		nla_put_u32(m, TCA_FQ_ORPHAN_MASK, 1023);
 		nla_nest_end(m, nest);
-		return op_change(o, nest, 3);
+		err = op_change(o, nest, 3);
+		if (err)
+			return err;
 	}
+	return resume(o);
 }
 
 static void op_reset(struct oracle *o)
@@ -1474,7 +1489,6 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 	memset(&o->n, 0, sizeof(o->n));
 	o->epoch = 0;
 	o->op = 0;
-	o->perturbed = false;
 	o->gc_exact = true;
 	o->reset_flows = 0;
 	o->last_flows = 0;
@@ -1533,8 +1547,6 @@ static int run_seed(struct oracle *o, u64 s, u32 *leaked, unsigned long *took)
 		} else {
 			err = op_advance(o, m);
 		}
-		if (perturb_obs(o, "op", 0))
-			obs(o, '!', "perturbed");
 		observe_counters(o);
 		if (!err)
 			err = observe_xstats(o);

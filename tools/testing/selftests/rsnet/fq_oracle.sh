@@ -20,9 +20,8 @@
 # On a divergence it prints the seed, the shortest prefix of operations
 # that diverges (ops=K, found from the per-operation hashes of a verbose
 # run and confirmed by runs of K and K-1 operations) and both observation
-# streams around it. Self-checks perturb one observation of the Rust run
-# (a dequeue time, a watchdog slack) and must see it reported at exactly
-# the operation where it was made. ORACLE_SLACK_MS
+# streams around it (whether the oracle notices a wrong fq at all is what
+# fq_mutants.sh shows). ORACLE_SLACK_MS
 # (default 100) is the length in virtual ms of the timer_slack experiment
 # (1,000 paced flows at 1M packets/s in all; make oracle runs 10,000).
 
@@ -204,7 +203,7 @@ known_shared() {
 }
 
 ktap_print_header
-ktap_set_plan 20
+ktap_set_plan 18
 fq_unload_all
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 ip link del $DEV 2>/dev/null
@@ -252,20 +251,6 @@ else
 	[ -n "$bad" ] && diagnose "$bad"
 	ktap_test_fail "C and Rust fq observe the same on $SEEDS seeds x $OPS operations in virtual time"
 fi
-
-# Self-checks: one timed observation of the Rust run perturbed must be
-# reported at exactly the operation where the module made it: the first
-# dequeue time from operation 150 on, the first watchdog slack from 200 on
-# (seed 7, 300 operations; perturb_what=op, an extra word at operation K,
-# is there for debugging).
-for what in deq:150 wd:200; do
-	at=${what#*:} what=${what%:*}
-	OPS=300 diagnose 7 perturb="$at" perturb_what="$what" >"$TMP/self.log"
-	cat "$TMP/self.log"
-	want=$(sed -n 's/^perturbed at op \([0-9]*\).*/\1/p' "$TMP/v.rust" | head -1)
-	expect_eq "self-check: a perturbed $what at operation ${want:-none} (from $at on) is found as the shortest prefix" \
-		"${want:-none}" "$(sed -n 's/.*DIVERGENCE: seed 7, shortest prefix ops=\([0-9]*\).*/\1/p' "$TMP/self.log")"
-done
 
 # One flow fed OOO skbs out of time order: each implementation dequeues
 # all of them in time order, and both give the same sequence. The enqueue
