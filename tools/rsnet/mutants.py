@@ -7,6 +7,14 @@ The mutants are records in tools/testing/selftests/rsnet/mutants/*.mutants
 original snippet, its replacement, a description. Applying one fails loudly
 unless the snippet occurs exactly once in the file as it is now.
 
+A mutant of the flow table (rust/kernel/flow_table.rs or a file under
+rust/kernel/flow_table/) cannot be built into the kernel crate: the
+mutated module gets a copy of the flow table of its own instead
+(DIR/ft_NAME/, its crate paths made the kernel crate's), which its "use
+kernel::flow_table" is pointed at. The fq uses only generic code of the
+table, so the module held the table's code already; now it holds the
+mutated one.
+
   mutants.py check                   every mutant applies
   mutants.py select all|N [SEED]     the names: all, or N drawn from SEED
                                      among those not shown equivalent
@@ -28,6 +36,10 @@ MODULE_SRC = "net/sched/sch_fq_rs.rs"
 # The oracle build's flow table limit (Kbuild's sch_fq_rs_vt.rs): the
 # substitution of tools/rsnet/fq_vt.sed.
 MAX_FLOWS = (re.compile(r"^const FQ_MAX_FLOWS: u32 = .*;$", re.M), "const FQ_MAX_FLOWS: u32 = 4096;")
+# The flow table: its root file and the directory of its submodules.
+FT_ROOT = "rust/kernel/flow_table.rs"
+FT_DIR = "rust/kernel/flow_table"
+FT_USE = "use kernel::flow_table::{"
 
 
 class MutantError(Exception):
@@ -99,14 +111,54 @@ def apply(m, text):
     return out
 
 
+def is_ft(m):
+    return m["file"] == FT_ROOT or os.path.dirname(m["file"]) == FT_DIR
+
+
+def ft_files():
+    """The flow table's files: {name in the copy: path from the top}."""
+    files = {"flow_table.rs": FT_ROOT}
+    for fn in sorted(os.listdir(os.path.join(TOP, FT_DIR))):
+        if fn.endswith(".rs"):
+            files[fn] = os.path.join(FT_DIR, fn)
+    return files
+
+
+def ft_copy(m):
+    """The flow table's files with M applied, as a module of a module
+    crate: {name: text}. Nested modules of a file loaded through #[path]
+    are looked up beside it, so the submodules sit beside the root."""
+    out = {}
+    for name, path in ft_files().items():
+        with open(os.path.join(TOP, path), encoding="utf-8") as f:
+            text = f.read()
+        if path == m["file"]:
+            text = apply(m, text)
+        text = re.sub(r"\bcrate::", "kernel::", text)
+        text = re.sub(r"(?<![:\w])bindings::", "kernel::bindings::", text)
+        # Flags::as_raw() is the kernel crate's own (pub(crate)); the copy
+        # reads the one u32 of the struct (inside the unsafe block of the
+        # allocation call that takes it).
+        text = text.replace("gfp.as_raw()", "core::mem::transmute::<kernel::alloc::Flags, u32>(gfp)")
+        out[name] = text
+    return out
+
+
 def source(m):
     """The mutated module source of M."""
-    if m["file"] != MODULE_SRC:
-        # Another file (the flow table) would have to be built into the
-        # module instead of the kernel crate's: not supported yet.
-        raise MutantError("%s: mutant %s: only %s can be mutated" % (m["where"], m["name"], MODULE_SRC))
-    with open(os.path.join(TOP, m["file"]), encoding="utf-8") as f:
-        src, n = MAX_FLOWS[0].subn(MAX_FLOWS[1], apply(m, f.read()))
+    if m["file"] != MODULE_SRC and not is_ft(m):
+        raise MutantError("%s: mutant %s: only %s and the flow table can be mutated"
+                          % (m["where"], m["name"], MODULE_SRC))
+    with open(os.path.join(TOP, MODULE_SRC), encoding="utf-8") as f:
+        src = f.read()
+    if m["file"] == MODULE_SRC:
+        src = apply(m, src)
+    else:
+        ft_copy(m)  # the snippet must apply
+        if src.count(FT_USE) != 1:
+            raise MutantError("%s: mutant %s: %s has no one %r" % (m["where"], m["name"], MODULE_SRC, FT_USE))
+        src = src.replace(FT_USE, '#[path = "ft_%s/flow_table.rs"]\n#[allow(dead_code, unused_imports, unreachable_pub, clippy::all)]\nmod flow_table;\nuse crate::flow_table::{' % m["name"])
+    src, n = MAX_FLOWS[0].subn(MAX_FLOWS[1], src)
     if n != 1:
         raise MutantError("%s: mutant %s: no FQ_MAX_FLOWS line to limit" % (m["where"], m["name"]))
     return src
@@ -144,6 +196,12 @@ def main(argv):
             mod = "fqm_" + name
             with open(os.path.join(d, mod + ".rs"), "w", encoding="utf-8") as f:
                 f.write(source(m))
+            if is_ft(m):
+                ft = os.path.join(d, "ft_" + name)
+                os.makedirs(ft, exist_ok=True)
+                for fn, text in ft_copy(m).items():
+                    with open(os.path.join(ft, fn), "w", encoding="utf-8") as f:
+                        f.write(text)
             kbuild += ["obj-m += %s.o" % mod]
             rows.append("\t".join((name, mod, m["desc"], m["equivalent"])))
         with open(os.path.join(d, "Kbuild"), "w", encoding="utf-8") as f:
