@@ -213,7 +213,7 @@ static int __init fq_bench_init(void)
 	if (c >= nr_cpu_ids || !cpu_online(c))
 		return -EINVAL;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc_obj(*b, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
 	for (i = 0; i < burst; i++) {

@@ -1307,7 +1307,7 @@ static int op_change(struct oracle *o, struct nlattr *opt, u32 kind)
  * age by now (see the header). C and Rust must both find its flow, with
  * the state it had.
  */
-static int resume(struct oracle *o)
+static int resume_idle(struct oracle *o)
 {
 	struct sock *sk = NULL;
 	u32 i = 0, tries;
@@ -1353,7 +1353,7 @@ static int new_epoch(struct oracle *o, struct sk_buff *m)
 		if (err)
 			return err;
 	}
-	return resume(o);
+	return resume_idle(o);
 }
 
 static void op_reset(struct oracle *o)
@@ -2058,7 +2058,7 @@ static int __init fq_oracle_init(void)
 		modname = rsmod;
 	else
 		return -EINVAL;
-	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	o = kzalloc_obj(*o, GFP_KERNEL);
 	if (!o)
 		return -ENOMEM;
 	o->max_skbs = max(ops * OR_BURST, ooo);
