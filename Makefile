@@ -59,13 +59,14 @@ oracle:
 	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \
 		ORACLE_PSEEDS=$${ORACLE_PSEEDS:-20} \
 		ORACLE_OPS=$${ORACLE_OPS:-1000} ORACLE_SLACK_MS=$${ORACLE_SLACK_MS:-10000} \
-		bash $(T)/check.sh
+		kselftest_override_timeout=7200 bash $(T)/check.sh
 # Every mutant of the Rust fq through the oracle (fq_mutants.sh): the
 # table of mutants killed and survived, and the kill rate (make check runs
 # a sample of 8, FQ_MUTANTS_SEED repeats one; FQ_MUTANTS="NAME..." runs
 # those).
 mutants:
-	@TESTS=fq_mutants.sh CHECK_VMS=1 FQ_MUTANTS=$${FQ_MUTANTS:-all} bash $(T)/check.sh
+	@TESTS=fq_mutants.sh CHECK_VMS=1 FQ_MUTANTS=$${FQ_MUTANTS:-all} \
+		kselftest_override_timeout=7200 bash $(T)/check.sh
 # The netlink fuzzer alone, large: 50,000 sets per implementation by
 # default (make check runs 2,000), about 30 minutes; the kselftest
 # runner's 30-minute limit per program is raised for it.
