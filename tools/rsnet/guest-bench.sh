@@ -125,7 +125,9 @@ for cfg in c rust rust-off; do
 		case $cfg in
 		c) l=$(pp_run c numa=1) ;;
 		rust) l=$(pp_run rust numa=1) ;;
-		rust-off) modprobe -r page_pool_rs 2>/dev/null; modprobe page_pool_rs_nonuma
+		rust-off) modprobe -r page_pool_rs 2>/dev/null
+			# Unloaded, the row would measure C's path under its name.
+			modprobe page_pool_rs_nonuma || fail=1
 			l=$(pp_run rust-off numa=1); modprobe -r page_pool_rs_nonuma ;;
 		esac
 		loc+=("$(field local_pct "$l")"); wv+=("$(field waive "$l")")

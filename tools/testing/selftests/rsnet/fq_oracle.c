@@ -81,7 +81,9 @@
  * hence after the flow went idle), and a lookup never collects the flow
  * it looks for: C and Rust must both find it, with its credit,
  * time_next_packet, band and socket hash (a flow made anew instead shows
- * in the flows made). Until the first epoch ends, and after each rehash
+ * in the flows made). That needs every socket kept until the seed ends:
+ * an address reused within a seed could meet a flow that C and Rust
+ * collected differently. Until the first epoch ends, and after each rehash
  * (which collects every idle flow in both), flows, inactive_flows and
  * gc_flows are compared as they are; otherwise the active flows (flows -
  * inactive_flows) and the flows made so far (flows + gc_flows + the flows
