@@ -62,13 +62,15 @@ echo
 echo "== page_pool recycling in Rust (net/core/page_pool_rs.rs)"
 run modprobe page_pool_rs
 dmesg | grep -E 'page_pool_rs|recycling now runs in Rust' | tail -1 | sed 's/^/  dmesg: /'
-printf '\n$ modprobe page_pool_test   # its KUnit suite runs as it loads, on the Rust path\n'
+printf '\n$ modprobe page_pool_test path=rust   # its KUnit suite runs as it loads, on the Rust path\n'
 dmesg -C
-if modprobe page_pool_test; then
+# path= is the label the suite prints; page_pool_rs's module is the fact.
+if modprobe page_pool_test path="$([ -e /sys/module/page_pool_rs ] && echo rust || echo c)"; then
 	out=$(dmesg | sed 's/^\[[^]]*\] \{0,1\}//')
 	grep -E '^ *# (hook|page_pool_recycle: pass)|^(not )?ok [0-9]+ page_pool_recycle$' <<<"$out" |
 		sed 's/^ */  /'
 	grep -Eq '^ok [0-9]+ page_pool_recycle$' <<<"$out" || fail=1
+	grep -Eq '# hook: rust$' <<<"$out" || fail=1
 	modprobe -r page_pool_test
 else
 	echo "  (failed)"; fail=1
