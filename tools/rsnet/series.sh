@@ -2,8 +2,9 @@
 # make series: the rsnet series as git format-patch output, made from this
 # repository onto the pristine Debian 7.2 tree (see patches/series).
 # make series-check: that series applied and built in-tree, patch by patch
-# (EACH=1; EACH_FROM=N from patch N), the objects of the C files it
-# changes compared with the pristine tree's with its options off
+# (EACH=1, for x86-64 and arm64; EACH_FROM=N from patch N), the objects
+# of the C files it changes compared with the pristine tree's with its
+# options off
 # (objcmp.sh), also cross-built for arm64 (ARM64=0 skips that), and the
 # whole suite run on it (SUITE=0 skips the suite).
 #
@@ -193,18 +194,30 @@ frags=("$RSNET_TOP/.config.fragment" "$RSNET_TOP/configs/series.fragment")
 MAKE=(make -C "$tree" O="$build" LLVM="$RSNET_LLVM" -j"$(nproc)")
 blog=$LOGDIR/kernel-build-series.log
 : >"$blog"
+abuild=$RSNET_CACHE/build-series-arm64
+AMAKE=(make -C "$tree" O="$abuild" ARCH=arm64 LLVM="$RSNET_LLVM" -j"$(nproc)")
+ablog=$LOGDIR/kernel-build-series-arm64.log
+: >"$ablog"
 if [ "${EACH:-0}" = 1 ]; then
 	# Every patch builds on its own, in order, as git rebase --exec would
-	# build them (the options a patch does not know yet are left out).
-	# EACH_FROM=N starts at patch N (the ones before built already).
+	# build them (the options a patch does not know yet are left out),
+	# for x86-64 and (unless ARM64=0) for arm64. EACH_FROM=N starts at
+	# patch N (the ones before built already).
 	for c in $(git -C "$tree" rev-list --reverse "$pristine..HEAD" | tail -n +"${EACH_FROM:-1}"); do
 		git -C "$tree" checkout -q -f --detach "$c"
-		step "building patch $(git -C "$tree" log -1 --format='%h %s' "$c")"
+		what=$(git -C "$tree" log -1 --format='%h %s' "$c")
+		step "building patch $what"
 		start=$(date +%s)
 		KCONFIG_LAX=1 kconfigure "$tree" "$build" "${frags[@]}"
 		"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 ||
-			die "patch $(git -C "$tree" log -1 --format='%h %s' "$c") does not build" "$blog"
+			die "patch $what does not build" "$blog"
 		step "  built in $(( $(date +%s) - start ))s"
+		[ "${ARM64:-1}" = 1 ] || continue
+		start=$(date +%s)
+		ARCH=arm64 KCONFIG_LAX=1 kconfigure "$tree" "$abuild" "${frags[@]}"
+		"${AMAKE[@]}" olddefconfig Image modules >>"$ablog" 2>&1 ||
+			die "patch $what does not build for arm64" "$ablog"
+		step "  built for arm64 in $(( $(date +%s) - start ))s"
 	done
 fi
 git -C "$tree" checkout -q -f --detach FETCH_HEAD
@@ -229,9 +242,6 @@ bash "$RSNET_TOP/tools/rsnet/objcmp.sh" "$tree" "$pristine" "$build/.config"
 # CFI it has no HAVE_STATIC_CALL, so the page_pool hook's static calls are
 # the generic indirect ones there. ARM64=0 skips it.
 if [ "${ARM64:-1}" = 1 ]; then
-	abuild=$RSNET_CACHE/build-series-arm64
-	ablog=$LOGDIR/kernel-build-series-arm64.log
-	: >"$ablog"
 	# The x86 options of the test kernel do not exist there: lax, then
 	# each rsnet option checked by hand.
 	ARCH=arm64 KCONFIG_LAX=1 kconfigure "$tree" "$abuild" "${frags[@]}"
@@ -243,8 +253,8 @@ if [ "${ARM64:-1}" = 1 ]; then
 		die "the arm64 config has HAVE_STATIC_CALL: the generic static calls are not built"
 	step "building the series kernel for arm64 in $abuild (log: $ablog)"
 	start=$(date +%s)
-	make -C "$tree" O="$abuild" ARCH=arm64 LLVM="$RSNET_LLVM" -j"$(nproc)" olddefconfig Image modules \
-		>>"$ablog" 2>&1 || die "the series kernel does not build for arm64" "$ablog"
+	"${AMAKE[@]}" olddefconfig Image modules >>"$ablog" 2>&1 ||
+		die "the series kernel does not build for arm64" "$ablog"
 	for m in net/sched/sch_fq_rs.ko net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko; do
 		[ -f "$abuild/$m" ] || die "the arm64 series kernel has no in-tree $m" "$ablog"
 	done
