@@ -327,6 +327,18 @@ impl FqSchedData {
     }
 }
 
+/// Tells the socket of `skb` that fq paces it, if `paced` (the packet is
+/// its own socket's and pacing is on); the condition is the caller's, so
+/// that the configuration is read only for a socket, as in C.
+#[inline(always)]
+fn fq_set_pacing_status(skb: &SkBuff, paced: bool) {
+    if paced {
+        if let Some(sk) = skb.sock() {
+            sk.set_pacing_status_fq();
+        }
+    }
+}
+
 /// What [`FqState::fq_classify`] found for a packet.
 enum Class<'t> {
     /// The fast path queue (C's `&q->internal`): a packet that needs no
@@ -411,19 +423,9 @@ impl FqState {
             }
             Some((addr, _, sk_hash)) => (addr, Some(sk_hash)),
         };
-        // A flow of the packet's own socket paces it: the socket is told.
-        let rate_enable = self.cfg.rate_enable;
-        let set_pacing_status = |skb: &SkBuff| {
-            if own_hash.is_some() && rate_enable {
-                if let Some(sk) = skb.sock() {
-                    sk.set_pacing_status_fq();
-                }
-            }
-        };
-
         if self.fq_fastpath_check(table, sch, skb, now) {
             self.stat_fastpath_packets = self.stat_fastpath_packets.wrapping_add(1);
-            set_pacing_status(skb);
+            fq_set_pacing_status(skb, own_hash.is_some() && self.cfg.rate_enable);
             return Class::Internal;
         }
 
@@ -469,14 +471,14 @@ impl FqState {
         };
         if created {
             self.inactive_flows = self.inactive_flows.wrapping_add(1);
-            set_pacing_status(skb);
+            fq_set_pacing_status(skb, own_hash.is_some() && self.cfg.rate_enable);
         } else if let Some(sk_hash) = own_hash {
             // The socket may have been freed and reallocated: if its hash
             // changed, it is a new flow in an old slot.
             if f.socket_hash != sk_hash {
                 f.credit = self.cfg.initial_quantum as i32;
                 f.socket_hash = sk_hash;
-                set_pacing_status(skb);
+                fq_set_pacing_status(skb, self.cfg.rate_enable);
                 let fband = f.band as usize;
                 f.unthrottle(ListPair::new(fband).old_flows());
                 f.time_next_packet = 0;
