@@ -201,17 +201,19 @@ ablog=$LOGDIR/kernel-build-series-arm64.log
 if [ "${EACH:-0}" = 1 ]; then
 	# Every patch builds on its own, in order, as git rebase --exec would
 	# build them (the options a patch does not know yet are left out),
-	# for x86-64 and (unless ARM64=0) for arm64. EACH_FROM=N starts at
-	# patch N (the ones before built already).
+	# for x86-64 (unless EACH_X86=0) and (unless ARM64=0) for arm64.
+	# EACH_FROM=N starts at patch N (the ones before built already).
 	for c in $(git -C "$tree" rev-list --reverse "$pristine..HEAD" | tail -n +"${EACH_FROM:-1}"); do
 		git -C "$tree" checkout -q -f --detach "$c"
 		what=$(git -C "$tree" log -1 --format='%h %s' "$c")
 		step "building patch $what"
-		start=$(date +%s)
-		KCONFIG_LAX=1 kconfigure "$tree" "$build" "${frags[@]}"
-		"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 ||
-			die "patch $what does not build" "$blog"
-		step "  built in $(( $(date +%s) - start ))s"
+		if [ "${EACH_X86:-1}" = 1 ]; then
+			start=$(date +%s)
+			KCONFIG_LAX=1 kconfigure "$tree" "$build" "${frags[@]}"
+			"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 ||
+				die "patch $what does not build" "$blog"
+			step "  built in $(( $(date +%s) - start ))s"
+		fi
 		[ "${ARM64:-1}" = 1 ] || continue
 		start=$(date +%s)
 		ARCH=arm64 KCONFIG_LAX=1 kconfigure "$tree" "$abuild" "${frags[@]}"
