@@ -21,7 +21,7 @@
 #   make series   the patch series for a 7.2 tree ($RSNET_CACHE/series)
 #   make series-check  that series applied to the pristine tree, built
 #                 in-tree (EACH=1: every patch on its own, also for
-#                 arm64 unless ARM64=0), cross-built
+#                 arm64 unless ARM64=0; EACH_X86=0: arm64 only), cross-built
 #                 for arm64 (ARM64=0: not), and make check run on it
 #                 (SUITE=0: build only)
 #
