@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Sysctl tables of integer values and counters.
+//! Sysctl tables of integer values, counters and static keys.
 //!
 //! C header: [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
 //!
@@ -46,9 +46,9 @@
 //! ```
 //!
 //! Writes reach the table as from user space, through procfs: the kernel's
-//! parser and range check first, then the handler; whatever either refuses
-//! fails with `EINVAL` and leaves the value as it was. A counter entry
-//! shows its counter.
+//! parser and range check first, then the handler. What the parser refuses
+//! fails with `EINVAL`, what the handler refuses with the handler's error;
+//! either way the value stays as it was. A counter entry shows its counter.
 //!
 //! ```
 //! use kernel::sync::atomic::{Atomic, Relaxed};
@@ -562,7 +562,8 @@ unsafe extern "C" fn proc_handler<T: Handler>(
             inner.handler.write(&inner.values, state.index, old, tmp)?;
             if let Some(key) = key {
                 // SAFETY: A proc handler runs in process context (a read()
-                // or write() of the file), holding only the entry's mutex;
+                // or write() of the file), holding only the table's
+                // `write_lock`;
                 // the value is lent to the two calls below only.
                 let ctx = unsafe { ProcessContext::new() };
                 if tmp != 0 {

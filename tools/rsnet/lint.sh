@@ -35,7 +35,7 @@ if [ -z "${KDIR:-}" ]; then
 fi
 
 step "checkpatch: patches/, rust/helpers/*.c, the test modules"
-cp=("$src/scripts/checkpatch.pl" --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
+cp=("$src/scripts/checkpatch.pl" --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,UNKNOWN_COMMIT_ID
 	--typedefsfile "$RSNET_TOP/tools/rsnet/checkpatch.typedefs")
 # Patches go in on stdin: checkpatch checks a file that git tracks as a
 # source file, not as a patch.

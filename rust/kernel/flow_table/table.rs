@@ -443,8 +443,9 @@ impl<T: FlowItem> FlowTable<T> {
     /// Moves the flows to `new` chains, freeing the detached ones for
     /// which `stale` returns `true` (C's `fq_rehash()`); returns the old
     /// chains, emptied, to be freed outside the qdisc's lock, and the
-    /// number of flows freed. Chains are split to one a flow again with
-    /// as `ctx` allows (atomic, under the lock).
+    /// number of flows freed. Then chains are split until there are as
+    /// many as flows again, as far as allocating with `ctx` allows
+    /// (atomic, under the lock).
     pub fn rehash(
         &mut self,
         new: Chains<T>,

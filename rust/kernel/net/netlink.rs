@@ -202,6 +202,8 @@ pub struct ExtAck<'a> {
 }
 
 impl ExtAck<'_> {
+    /// Wraps the extended ack a netlink request carries (null: none).
+    ///
     /// # Safety
     ///
     /// `ptr` must be null or valid for the lifetime of the result.
@@ -270,6 +272,8 @@ impl fmt::Write for BufWriter<'_> {
 pub struct NlAttr(bindings::nlattr);
 
 impl NlAttr {
+    /// Borrows the attribute at `ptr`.
+    ///
     /// # Safety
     ///
     /// `ptr` must be a valid attribute, with its payload, for `'a`.
@@ -371,6 +375,8 @@ pub struct NlMsg<'a> {
 }
 
 impl NlMsg<'_> {
+    /// Wraps a netlink message being built in `ptr`, to append to.
+    ///
     /// # Safety
     ///
     /// `ptr` must be a netlink message skb we may append to for `'a`.

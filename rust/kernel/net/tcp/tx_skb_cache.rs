@@ -35,7 +35,8 @@ impl Drop for CachedSkb {
 
 impl CachedSkb {
     /// Checks that `skb`, freed by a socket's write queue, can be reused,
-    /// and releases its payload; hands it back untouched if it cannot.
+    /// and releases its payload; hands it back if it cannot (its
+    /// extensions already released if trimming the payload failed).
     ///
     /// Refused: a clone is still in flight (it shares the shared info and
     /// the frags), a destructor is set, or the shared info carries flags
