@@ -165,7 +165,7 @@ use crate::{
     bindings,
     context::ProcessContext,
     error::{from_result, to_result},
-    ffi::{c_int, c_void},
+    ffi::{c_int, c_ulong, c_void},
     prelude::*,
     static_key::StaticKeyFalse,
     str::CStr,
@@ -494,9 +494,11 @@ unsafe extern "C" fn proc_handler<T: Handler>(
         }
         if let Some(counter) = state.counter {
             // Read-only (checked at registration, enforced by the mode).
-            let mut tmp: core::ffi::c_ulong = counter.load(Relaxed);
+            // `unsigned long` is 32 bits wide on 32-bit architectures: a
+            // count past it shows as its maximum there.
+            let mut tmp = c_ulong::try_from(counter.load(Relaxed)).unwrap_or(c_ulong::MAX);
             tmp_table.data = ptr::from_mut(&mut tmp).cast::<c_void>();
-            tmp_table.maxlen = core::mem::size_of::<core::ffi::c_ulong>() as c_int;
+            tmp_table.maxlen = core::mem::size_of::<c_ulong>() as c_int;
             tmp_table.extra1 = ptr::null_mut();
             tmp_table.extra2 = ptr::null_mut();
             // SAFETY: `tmp_table` describes one `unsigned long` at `tmp`,
