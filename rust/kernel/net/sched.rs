@@ -65,7 +65,7 @@ pub use stats::StatsDump;
 
 // Jiffies, rates and times are `unsigned long` in C; these abstractions
 // return them as `u64`, which is exact only where `unsigned long` is 64
-// bits wide. Refuse to build anywhere else.
+// bits wide: the module is built for 64-bit kernels only (`net.rs`).
 const _: () = assert!(size_of::<core::ffi::c_ulong>() == size_of::<u64>());
 // With 64-bit longs `u64_stats_t` is one `long` (`local64_t`) and
 // `u64_stats_sync` is empty, so `u64_stats_add()` is the plain add of

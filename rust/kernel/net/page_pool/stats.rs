@@ -2,8 +2,6 @@
 
 //! The pool's allocation and recycling statistics.
 
-use crate::bindings;
-
 /// An allocation statistic (`struct page_pool_alloc_stats`).
 #[derive(Clone, Copy)]
 pub enum AllocStat {
@@ -41,7 +39,7 @@ pub enum RecycleStat {
 #[cfg(CONFIG_PAGE_POOL_STATS)]
 const _: () = {
     use core::mem::{offset_of, size_of};
-    type S = bindings::page_pool_recycle_stats;
+    type S = crate::bindings::page_pool_recycle_stats;
     let _: fn(&S) -> [&u64; 5] = |s| {
         [
             &s.cached,

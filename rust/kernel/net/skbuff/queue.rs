@@ -105,7 +105,8 @@ pub struct SkbQueue<S: OwnedSkb = SkBuff, L: QueueLen = u32> {
     _p: PhantomData<S>,
 }
 
-const _: () = assert!(core::mem::size_of::<SkbQueue<SkBuff, ()>>() == 16);
+const _: () =
+    assert!(core::mem::size_of::<SkbQueue<SkBuff, ()>>() == 2 * core::mem::size_of::<*mut u8>());
 
 // SAFETY: All zeroes is two null pointers and a length of 0 (`L::ZERO` is
 // all zero bytes for both of the sealed trait's types): the empty queue,
