@@ -5,7 +5,8 @@
 # (EACH=1, for x86-64 and arm64; EACH_FROM=N from patch N), the objects
 # of the C files it changes compared with the pristine tree's with its
 # options off
-# (objcmp.sh), also cross-built for arm64 (ARM64=0 skips that), and the
+# (objcmp.sh), also cross-built for arm64 (ARM64=0 skips that) and for
+# 32-bit ARM without jump labels or multiuser support (ARM32=0), and the
 # whole suite run on it (SUITE=0 skips the suite).
 #
 #   $RSNET_CACHE/series-base   git: the pristine tree, one commit
@@ -13,6 +14,7 @@
 #   $RSNET_CACHE/series-src    git: the series checked out, the tree built
 #   $RSNET_CACHE/build-series  its O= build directory
 #   $RSNET_CACHE/build-series-arm64  the same, cross-built for arm64
+#   $RSNET_CACHE/build-series-arm32  a small 32-bit ARM kernel with the series
 #   $RSNET_CACHE/build-series-off, build-pristine-off  objcmp.sh's builds
 #   $SERIES_OUT (default $RSNET_CACHE/series)  a directory a part (patches/parts),
 #                each with its patches and cover letter
@@ -264,6 +266,23 @@ if [ "${ARM64:-1}" = 1 ]; then
 		[ -f "$abuild/$m" ] || die "the arm64 series kernel has no in-tree $m" "$ablog"
 	done
 	step "series kernel built for arm64 in $(( $(date +%s) - start ))s"
+fi
+# A 32-bit kernel, without jump labels or multiuser support
+# (configs/arm32.fragment): the crate and the modules built where
+# unsigned long is 32 bits and static_key_enable() and capable() are
+# inline. ARM32=0 skips it.
+if [ "${ARM32:-1}" = 1 ]; then
+	a32=$RSNET_CACHE/build-series-arm32
+	a32log=$LOGDIR/kernel-build-series-arm32.log
+	ARCH=arm kconfigure "$tree" "$a32" "$RSNET_TOP/configs/arm32.fragment"
+	step "building the series kernel for 32-bit ARM in $a32 (log: $a32log)"
+	start=$(date +%s)
+	make -C "$tree" O="$a32" ARCH=arm LLVM="$RSNET_LLVM" -j"$(nproc)" olddefconfig zImage modules >"$a32log" 2>&1 ||
+		die "the series kernel does not build for 32-bit ARM" "$a32log"
+	for m in net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko samples/rust/rust_sysctl.ko; do
+		[ -f "$a32/$m" ] || die "the 32-bit ARM series kernel has no $m" "$a32log"
+	done
+	step "series kernel built for 32-bit ARM in $(( $(date +%s) - start ))s"
 fi
 [ "${SUITE:-1}" = 0 ] && exit 0
 step "the suite on the series kernel (KDIR=$build)"
