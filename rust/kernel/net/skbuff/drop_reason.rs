@@ -27,8 +27,9 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason as C names it (`enum qdisc_drop_reason`).
     #[inline]
-    pub(crate) fn as_raw(self) -> bindings::qdisc_drop_reason {
+    pub fn as_raw(self) -> bindings::qdisc_drop_reason {
         match self {
             Self::Generic => bindings::qdisc_drop_reason_QDISC_DROP_GENERIC,
             Self::Maxflows => bindings::qdisc_drop_reason_QDISC_DROP_MAXFLOWS,
