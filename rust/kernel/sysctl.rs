@@ -565,8 +565,8 @@ unsafe extern "C" fn proc_handler<T: Handler>(
             if let Some(key) = key {
                 // SAFETY: A proc handler runs in process context (a read()
                 // or write() of the file), holding only the table's
-                // `write_lock`;
-                // the value is lent to the two calls below only.
+                // `write_lock`; the value is lent to the two calls below
+                // only.
                 let ctx = unsafe { ProcessContext::new() };
                 if tmp != 0 {
                     key.enable(&ctx);

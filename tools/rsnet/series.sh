@@ -4,8 +4,7 @@
 # make series-check: that series applied and built in-tree, patch by patch
 # (EACH=1, for x86-64 and arm64; EACH_FROM=N from patch N), the objects
 # of the C files it changes compared with the pristine tree's with its
-# options off
-# (objcmp.sh), also cross-built for arm64 (ARM64=0 skips that) and for
+# options off (objcmp.sh), also cross-built for arm64 (ARM64=0 skips that) and for
 # 32-bit ARM without jump labels or multiuser support (ARM32=0), and the
 # whole suite run on it (SUITE=0 skips the suite).
 #
