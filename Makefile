@@ -24,7 +24,8 @@
 #                 arm64 unless ARM64=0; EACH_X86=0: arm64 only), cross-built
 #                 for arm64 (ARM64=0: not) and 32-bit ARM (ARM32=0:
 #                 not), and make check run on it
-#                 (SUITE=0: build only)
+#                 (SUITE=0: build only; a build that passed on the same
+#                 series content is not run again, RECHECK=1 runs it)
 #
 # KCONFIG=kasan  the KASAN variant of the test kernel (own build directory)
 # KDIR=/path     use your own prepared, built kernel tree instead
@@ -36,7 +37,7 @@ T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CACHE REPEAT CHECK_VMS
 export ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
 export FQ_MUTANTS FQ_MUTANTS_SEED MUTANT_SEEDS
-export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM EACH_X86 SUITE ARM64 ARM32
+export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM EACH_X86 SUITE ARM64 ARM32 RECHECK
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
 # must not expand it ('echo $?' would become make's $?), so it is read with
 # $(value) into a simply expanded variable, which export passes on as it is.

@@ -102,6 +102,6 @@ blog=$LOGDIR/kernel-build-$KCONFIG.log
 step "building kernel in $build (log: $blog)"
 start=$(date +%s)
 "${MAKE[@]}" olddefconfig >"$blog" 2>&1 &&
-"${MAKE[@]}" bzImage modules >>"$blog" 2>&1 || die "kernel build failed" "$blog"
+make_progress "$(basename "$build")" "$blog" "${MAKE[@]}" bzImage modules || die "kernel build failed" "$blog"
 echo "$key" >"$build/.rsnet-key"
 step "kernel built in $(( $(date +%s) - start ))s"

@@ -92,6 +92,48 @@ ksrc_dir() {
 kbuild_dir() {
 	if [ -n "${KDIR:-}" ]; then echo "$KDIR"; else echo "$RSNET_CACHE/build-$KCONFIG"; fi
 }
+# make_progress NAME LOG CMD...: run the kernel build CMD (a make of a
+# build directory called NAME), its output appended to LOG, and print every
+# RSNET_PROGRESS_S seconds (default 30) how many build steps (kbuild's
+# "  CC  file.o" lines) it has done and, for a build from an empty
+# directory, out of how many: the count of the last such build here, or
+# else tools/rsnet/build-steps (measured on a cold build). A cold build
+# records its count for the next one.
+make_progress() {
+	local name=$1 log=$2 pid n0 n total= cold=0 start now last rc=0
+	shift 2
+	local count=$RSNET_CACHE/build-steps-$name
+	[ -e "$RSNET_CACHE/$name/vmlinux.o" ] || [ -e "$RSNET_CACHE/$name/vmlinux" ] || cold=1
+	if [ $cold = 1 ]; then
+		total=$(cat "$count" 2>/dev/null ||
+			awk -v n="$name" '$1 == n { print $2 }' "$RSNET_TOP/tools/rsnet/build-steps")
+	fi
+	n0=$(grep -c '^  [A-Z]' "$log" 2>/dev/null || true)
+	start=$(date +%s) last=$start
+	"$@" >>"$log" 2>&1 &
+	pid=$!
+	# shellcheck disable=SC2064 # this build's pid, now
+	trap "kill $pid 2>/dev/null" INT TERM
+	while kill -0 $pid 2>/dev/null; do
+		sleep 1
+		now=$(date +%s)
+		[ $((now - last)) -ge "${RSNET_PROGRESS_S:-30}" ] || continue
+		last=$now
+		n=$(( $(grep -c '^  [A-Z]' "$log" || true) - n0 ))
+		if [ -n "$total" ] && [ "$total" -gt 0 ]; then
+			step "  $name: $n of about $total build steps ($((n * 100 / total)) %), $((now - start)) s"
+		else
+			step "  $name: $n build steps, $((now - start)) s"
+		fi
+	done
+	wait $pid || rc=$?
+	trap - INT TERM
+	if [ $rc = 0 ] && [ $cold = 1 ]; then
+		echo $(( $(grep -c '^  [A-Z]' "$log" || true) - n0 )) >"$count"
+	fi
+	return $rc
+}
+
 # kconfigure SRC BUILD FRAGMENT...: BUILD/.config = tinyconfig + fragments,
 # replaced only when it changes, so an unchanged configuration does not
 # trigger a rebuild. Every option the fragments ask for must survive

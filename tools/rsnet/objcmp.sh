@@ -108,8 +108,18 @@ for o in $objs; do
 	fi
 done
 start=$(date +%s)
-"${MK[@]}" -C "$tree" O="$son" $built >>"$log" 2>&1 || die "building the objects (series, options off) failed" "$log"
-"${MK[@]}" -C "$ptree" O="$pon" $built >>"$log" 2>&1 || die "building the objects (pristine) failed" "$log"
+# Both at once: before its first object each build prepares the tree,
+# whose Rust crates (CONFIG_RUST stays on) one rustc at a time builds.
+"${MK[@]}" -C "$tree" O="$son" $built >"$log.son" 2>&1 &
+sonpid=$!
+pon_rc=0
+"${MK[@]}" -C "$ptree" O="$pon" $built >"$log.pon" 2>&1 || pon_rc=$?
+son_rc=0
+wait $sonpid || son_rc=$?
+cat "$log.son" "$log.pon" >>"$log"
+rm -f "$log.son" "$log.pon"
+[ $son_rc = 0 ] || die "building the objects (series, options off) failed" "$log"
+[ $pon_rc = 0 ] || die "building the objects (pristine) failed" "$log"
 step "object check: built $(echo $built | wc -w) objects twice in $(( $(date +%s) - start ))s"
 
 # One object as text: each executable section's functions, instructions

@@ -202,52 +202,108 @@ abuild=$RSNET_CACHE/build-series-arm64
 AMAKE=(make -C "$tree" O="$abuild" ARCH=arm64 LLVM="$RSNET_LLVM" -j"$(nproc)")
 ablog=$LOGDIR/kernel-build-series-arm64.log
 : >"$ablog"
+
+# Each build below depends only on the tree it builds (a git tree id:
+# the series' content, patch by patch), the configuration fragments, the
+# toolchain and these scripts. One that passed is recorded under that key,
+# on this machine ($okdir) and in the repository (tools/rsnet/series-built,
+# one line a build: what, tree, toolchain-and-scripts key, when), and a
+# build whose key is recorded is not run again: what it proved holds for
+# the same content, on a fresh machine too. Any change to the series, the
+# fragments, the toolchain or these scripts is a new key, built anew.
+# RECHECK=1 runs every build anyway.
+okdir=$RSNET_CACHE/series-ok
+record=$RSNET_TOP/tools/rsnet/series-built
+mkdir -p "$okdir"
+toolkey=$( {
+	rustc --version; "clang$LLVM_SUFFIX" --version | head -1; bindgen --version; echo "$RSNET_LLVM"
+	cd "$RSNET_TOP" && cat tools/rsnet/series.sh tools/rsnet/lib.sh tools/rsnet/objcmp.sh \
+		tools/rsnet/objcmp.py .config.fragment configs/series.fragment configs/arm32.fragment
+} | sha256sum | cut -c1-16)
+# passed_before WHAT COMMIT: WHAT (x86, arm64, arm32, each-x86-NN,
+# each-arm64-NN for patch NN) passed on COMMIT's tree before, here or
+# where the record was made; says so, with when.
+passed_before() {
+	local key when
+	key="$1 $(git -C "$tree" rev-parse "$2^{tree}") $toolkey"
+	[ "${RECHECK:-0}" != 1 ] || return 1
+	when=$(cat "$okdir/${key// /-}" 2>/dev/null ||
+		awk -v k="$key" '$1 " " $2 " " $3 == k { print $4; exit }' "$record" 2>/dev/null)
+	[ -n "$when" ] || return 1
+	step "  $1: passed on this tree at $when (a recorded result of the same content)"
+	summary+=("$1 recorded")
+}
+passed() {
+	local key when
+	key="$1 $(git -C "$tree" rev-parse "$2^{tree}") $toolkey"
+	when=$(date -u +%FT%TZ)
+	echo "$when" >"$okdir/${key// /-}"
+	# The record keeps the results of the current series only: a line
+	# for another tree or key of the same build goes.
+	{ grep -v "^$1 " "$record" 2>/dev/null || true; echo "$key $when"; } | LC_ALL=C sort -k1,1 -s >"$record.tmp"
+	mv "$record.tmp" "$record"
+	summary+=("$1 built")
+}
+summary=()
+final=$(git -C "$tree" rev-parse HEAD)
 if [ "${EACH:-0}" = 1 ]; then
 	# Every patch builds on its own, in order, as git rebase --exec would
 	# build them (the options a patch does not know yet are left out),
 	# for x86-64 (unless EACH_X86=0) and (unless ARM64=0) for arm64.
 	# EACH_FROM=N starts at patch N (the ones before built already).
-	for c in $(git -C "$tree" rev-list --reverse "$pristine..HEAD" | tail -n +"${EACH_FROM:-1}"); do
+	i=$((${EACH_FROM:-1} - 1))
+	for c in $(git -C "$tree" rev-list --reverse "$pristine..$final" | tail -n +"${EACH_FROM:-1}"); do
+		i=$((i + 1)) nn=$(printf %02d $i)
 		git -C "$tree" checkout -q -f --detach "$c"
 		what=$(git -C "$tree" log -1 --format='%h %s' "$c")
 		step "building patch $what"
-		if [ "${EACH_X86:-1}" = 1 ]; then
+		if [ "${EACH_X86:-1}" = 1 ] && ! passed_before "each-x86-$nn" "$c"; then
 			start=$(date +%s)
 			KCONFIG_LAX=1 kconfigure "$tree" "$build" "${frags[@]}"
-			"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 ||
+			make_progress build-series "$blog" "${MAKE[@]}" olddefconfig bzImage modules ||
 				die "patch $what does not build" "$blog"
+			passed "each-x86-$nn" "$c"
 			step "  built in $(( $(date +%s) - start ))s"
 		fi
 		[ "${ARM64:-1}" = 1 ] || continue
+		passed_before "each-arm64-$nn" "$c" && continue
 		start=$(date +%s)
 		ARCH=arm64 KCONFIG_LAX=1 kconfigure "$tree" "$abuild" "${frags[@]}"
-		"${AMAKE[@]}" olddefconfig Image modules >>"$ablog" 2>&1 ||
+		make_progress build-series-arm64 "$ablog" "${AMAKE[@]}" olddefconfig Image modules ||
 			die "patch $what does not build for arm64" "$ablog"
+		passed "each-arm64-$nn" "$c"
 		step "  built for arm64 in $(( $(date +%s) - start ))s"
 	done
+	git -C "$tree" checkout -q -f --detach "$final"
 fi
-git -C "$tree" checkout -q -f --detach FETCH_HEAD
-kconfigure "$tree" "$build" "${frags[@]}"
-step "building the series kernel in $build (log: $blog)"
-start=$(date +%s)
-"${MAKE[@]}" olddefconfig bzImage modules >>"$blog" 2>&1 || die "the series kernel does not build" "$blog"
-step "series kernel built in $(( $(date +%s) - start ))s"
-for m in net/sched/sch_fq_rs.ko net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko samples/rust/rust_sysctl.ko; do
-	[ -f "$build/$m" ] || die "the series kernel has no in-tree $m" "$blog"
-done
-# One fq per kernel: NET_SCH_FQ_RUST builds the Rust one for NET_SCH_FQ,
-# not C's, and the one built is what tc's request_module("net-sch-fq")
-# loads.
-! grep -qx 'net/sched/sch_fq.o' "$build/modules.order" ||
-	die "the series kernel with NET_SCH_FQ_RUST built C's sch_fq too"
-modinfo -F alias "$build/net/sched/sch_fq_rs.ko" | grep -qx net-sch-fq ||
-	die "the series kernel's sch_fq_rs.ko has no net-sch-fq alias: tc would not load it"
-# With the series' options off, its C changes compile to nothing.
-bash "$RSNET_TOP/tools/rsnet/objcmp.sh" "$tree" "$pristine" "$build/.config"
+# The three kernels are built at once, each in the background: a
+# kernel build spends minutes with one core busy (the Rust crates, which
+# rustc builds one at a time before any C file, and the final links), and
+# the others fill the other core. Each records its result here once all
+# are done; the first that failed says why.
+x86() {
+	kconfigure "$tree" "$build" "${frags[@]}"
+	step "building the series kernel in $build (log: $blog)"
+	start=$(date +%s)
+	make_progress build-series "$blog" "${MAKE[@]}" olddefconfig bzImage modules || die "the series kernel does not build" "$blog"
+	step "series kernel built in $(( $(date +%s) - start ))s"
+	for m in net/sched/sch_fq_rs.ko net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko samples/rust/rust_sysctl.ko; do
+		[ -f "$build/$m" ] || die "the series kernel has no in-tree $m" "$blog"
+	done
+	# One fq per kernel: NET_SCH_FQ_RUST builds the Rust one for
+	# NET_SCH_FQ, not C's, and the one built is what tc's
+	# request_module("net-sch-fq") loads.
+	! grep -qx 'net/sched/sch_fq.o' "$build/modules.order" ||
+		die "the series kernel with NET_SCH_FQ_RUST built C's sch_fq too"
+	modinfo -F alias "$build/net/sched/sch_fq_rs.ko" | grep -qx net-sch-fq ||
+		die "the series kernel's sch_fq_rs.ko has no net-sch-fq alias: tc would not load it"
+	# With the series' options off, its C changes compile to nothing.
+	bash "$RSNET_TOP/tools/rsnet/objcmp.sh" "$tree" "$pristine" "$build/.config"
+}
 # The same tree for arm64 (cross, with LLVM; built, not booted): without
 # CFI it has no HAVE_STATIC_CALL, so the page_pool hook's static calls are
 # the generic indirect ones there. ARM64=0 skips it.
-if [ "${ARM64:-1}" = 1 ]; then
+arm64() {
 	# The x86 options of the test kernel do not exist there: lax, then
 	# each rsnet option checked by hand.
 	ARCH=arm64 KCONFIG_LAX=1 kconfigure "$tree" "$abuild" "${frags[@]}"
@@ -259,30 +315,55 @@ if [ "${ARM64:-1}" = 1 ]; then
 		die "the arm64 config has HAVE_STATIC_CALL: the generic static calls are not built"
 	step "building the series kernel for arm64 in $abuild (log: $ablog)"
 	start=$(date +%s)
-	"${AMAKE[@]}" olddefconfig Image modules >>"$ablog" 2>&1 ||
+	make_progress build-series-arm64 "$ablog" "${AMAKE[@]}" olddefconfig Image modules ||
 		die "the series kernel does not build for arm64" "$ablog"
 	for m in net/sched/sch_fq_rs.ko net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko; do
 		[ -f "$abuild/$m" ] || die "the arm64 series kernel has no in-tree $m" "$ablog"
 	done
 	step "series kernel built for arm64 in $(( $(date +%s) - start ))s"
-fi
+}
 # A 32-bit kernel, without jump labels or multiuser support
 # (configs/arm32.fragment): the crate and the modules built where
 # unsigned long is 32 bits and static_key_enable() and capable() are
 # inline. ARM32=0 skips it.
-if [ "${ARM32:-1}" = 1 ]; then
-	a32=$RSNET_CACHE/build-series-arm32
-	a32log=$LOGDIR/kernel-build-series-arm32.log
+arm32() {
+	local a32=$RSNET_CACHE/build-series-arm32 a32log=$LOGDIR/kernel-build-series-arm32.log
 	ARCH=arm kconfigure "$tree" "$a32" "$RSNET_TOP/configs/arm32.fragment"
 	step "building the series kernel for 32-bit ARM in $a32 (log: $a32log)"
 	start=$(date +%s)
-	make -C "$tree" O="$a32" ARCH=arm LLVM="$RSNET_LLVM" -j"$(nproc)" olddefconfig zImage modules >"$a32log" 2>&1 ||
+	: >"$a32log"
+	make_progress build-series-arm32 "$a32log" make -C "$tree" O="$a32" ARCH=arm LLVM="$RSNET_LLVM" -j"$(nproc)" olddefconfig zImage modules ||
 		die "the series kernel does not build for 32-bit ARM" "$a32log"
 	for m in net/core/page_pool_rs.ko net/ipv4/tcp_tx_skb_cache.ko samples/rust/rust_sysctl.ko; do
 		[ -f "$a32/$m" ] || die "the 32-bit ARM series kernel has no $m" "$a32log"
 	done
 	step "series kernel built for 32-bit ARM in $(( $(date +%s) - start ))s"
+}
+builds=() pids=()
+# The suite runs on the x86-64 build: it must be there, not only its result.
+if [ "${SUITE:-1}" != 0 ] || ! passed_before x86 "$final"; then
+	builds+=(x86)
 fi
+[ "${ARM64:-1}" = 1 ] && ! passed_before arm64 "$final" && builds+=(arm64)
+[ "${ARM32:-1}" = 1 ] && ! passed_before arm32 "$final" && builds+=(arm32)
+for j in "${builds[@]}"; do
+	"$j" &
+	pids+=($!)
+done
+trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
+failed=
+for i in "${!builds[@]}"; do
+	if wait "${pids[$i]}"; then
+		passed "${builds[$i]}" "$final"
+	else
+		failed+=" ${builds[$i]}"
+	fi
+done
+trap - INT TERM
+[ -z "$failed" ] || die "series builds that failed:$failed (each said why above)"
+# One line of what was built and what a result of the same tree stood
+# for (.ci/run quotes it).
+step "series builds: $(printf '%s, ' "${summary[@]}" | sed 's/, $//')"
 [ "${SUITE:-1}" = 0 ] && exit 0
 step "the suite on the series kernel (KDIR=$build)"
 KDIR=$build RSNET_KSRC=$tree bash "$RSNET_TOP/tools/rsnet/check.sh"

@@ -17,7 +17,7 @@ fail=0
 expect() {
 	local desc=$1 want=$2 want_rc=$3 cmd=$4 out rc make_rc log
 	log=$(mktemp "$LOGDIR/vm-cmd-check.XXXXXX")
-	step "make vm CMD='$cmd' (log: $log)"
+	step "make vm CMD='${cmd:0:100}$([ ${#cmd} -le 100 ] || echo "... (${#cmd} bytes)")' (log: $log)"
 	RSNET_CONSOLE=$log.console make -s vm CMD="$cmd" >"$log" 2>&1 </dev/null
 	make_rc=$?
 	rc=$(sed -nE 's/^\[rsnet\] command exited with status ([0-9]+)$/\1/p' "$log" | tail -n 1)
@@ -41,4 +41,11 @@ expect 'command substitution, $x and $? reach the shell as typed' a0 0 \
 expect '$RSNET_KSRC is the kernel source tree, the exit status is the command'"'"'s' \
 	"ksrc $(ksrc_dir) 3" 3 \
 	'test -f "$RSNET_KSRC/tools/testing/selftests/kselftest/runner.sh" && echo "ksrc $RSNET_KSRC $((1 + 2))"; exit 3'
+# A command longer than the guest's kernel command line (2,048 bytes on
+# x86), which virtme-ng would carry there: 4 KiB of it, all of which must
+# arrive (the shell counts it).
+long=$(printf 'x%.0s' $(seq 4096))
+# shellcheck disable=SC2016
+expect 'a 4 KiB command arrives whole' 'len 4096' 0 \
+	"s='$long'; echo \"len \${#s}\""
 exit $fail

@@ -121,13 +121,21 @@ for v in ZC_ROUNDS ZC_BYTES ZC_BUF FQ_FUZZ_SETS FQ_FUZZ_SEED ORACLE_SEEDS ORACLE
 	[ -n "${!v:-}" ] && guest_cmd+=$(printf ' export %s=%q;' "$v" "${!v}")
 done
 guest_cmd+=$(printf ' %q' "$@")
+# virtme-ng carries --exec's command base64-encoded on the guest's kernel
+# command line (2,048 bytes on x86, shared with the options above): a
+# longer one is cut there and the guest fails to mount its root. The
+# command goes in a file of the results directory instead, which the guest
+# sees at the same path, and the command line carries only its name.
+cmdfile=$(mktemp "$results/.vm-cmd.XXXXXX")
+printf '%s\n' "$guest_cmd" >"$cmdfile"
+trap 'rm -f "$cmdfile"' EXIT
 console=${RSNET_CONSOLE:-$LOGDIR/vm-console.log}
 set +e
 # In the background, so that a TERM or INT (Ctrl-C, check.sh ending a VM)
 # can be passed on: timeout runs in a process group of its own, which the
 # terminal's signals do not reach, and ends QEMU when told to.
 timeout --kill-after=10 "${VM_TIMEOUT:-1800}" "${vng[@]}" "${args[@]}" --verbose \
-	--exec "$guest_cmd" 2>"$console" <&0 &
+	--exec "exec bash $(printf %q "$cmdfile")" 2>"$console" <&0 &
 vm=$!
 trap 'kill -TERM $vm 2>/dev/null' INT TERM
 wait $vm

@@ -195,6 +195,8 @@ MODULE_PARM_DESC(exp_flows, "flows of the timer_slack experiment (default 1000)"
 #define OR_LINEAR	128
 #define OR_REPORT	(64 << 10)
 #define OR_REPORT_V	(8 << 20)
+/* A verbose seed of 1,000 operations writes about 0.8 MB. */
+#define OR_REPORT_V_SEED	(2 << 20)
 #define OR_FIRE_RUN	1024	/* dequeues per watchdog firing, at most */
 #define OR_FIRES	100000	/* firings per advance, at most */
 
@@ -2067,7 +2069,8 @@ static int __init fq_oracle_init(void)
 	o->skbs = kvcalloc(o->max_skbs, sizeof(*o->skbs), GFP_KERNEL);
 	o->clones = kvcalloc(o->max_skbs, sizeof(*o->clones), GFP_KERNEL);
 	o->flags = kvcalloc(o->max_skbs, sizeof(*o->flags), GFP_KERNEL);
-	o->size = verbose ? OR_REPORT_V : OR_REPORT + seeds * 128;
+	o->size = verbose ? max_t(size_t, OR_REPORT_V, (size_t)seeds * OR_REPORT_V_SEED) :
+			    OR_REPORT + seeds * 128;
 	o->buf = kvmalloc(o->size, GFP_KERNEL);
 	o->scratch = alloc_skb(NLMSG_GOODSIZE, GFP_KERNEL);
 	err = -ENOMEM;

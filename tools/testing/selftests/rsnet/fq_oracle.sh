@@ -105,15 +105,24 @@ hash_at() {
 
 # diagnose SEED RUST_EXTRA...: print the shortest prefix K of SEED's
 # operations that diverges and the two streams around it, with BOTH's
-# parameters for both runs and RUST_EXTRA for Rust's; sets PREFIX.
+# parameters for both runs and RUST_EXTRA for Rust's; sets PREFIX. With
+# VERBOSE_C and VERBOSE_RUST, the verbose reports of a run of several
+# seeds that holds SEED, its streams are taken from those (the same
+# streams a run of SEED alone writes: each seed starts from nothing)
+# instead of being made again.
 diagnose() {
 	local s=$1 k lo
 	shift
 	PREFIX=
 	: >"$TMP/v.c"
 	: >"$TMP/v.rust"
-	oracle c "$TMP/v.c" seed="$s" seeds=1 ops="$OPS" verbose=1 "${BOTH[@]}" || return 1
-	oracle rust "$TMP/v.rust" seed="$s" seeds=1 ops="$OPS" verbose=1 "${BOTH[@]}" "$@" || return 1
+	if [ -n "${VERBOSE_C:-}" ]; then
+		seed_stream "$VERBOSE_C" "$s" >"$TMP/v.c"
+		seed_stream "$VERBOSE_RUST" "$s" >"$TMP/v.rust"
+	else
+		oracle c "$TMP/v.c" seed="$s" seeds=1 ops="$OPS" verbose=1 "${BOTH[@]}" || return 1
+		oracle rust "$TMP/v.rust" seed="$s" seeds=1 ops="$OPS" verbose=1 "${BOTH[@]}" "$@" || return 1
+	fi
 	# Each operation ends with "K = HASH", the hash of the first K.
 	k=$(join <(awk '$2 == "=" {print $1, $3}' "$TMP/v.c") \
 		<(awk '$2 == "=" {print $1, $3}' "$TMP/v.rust") |
@@ -153,6 +162,12 @@ diagnose() {
 	diff <(awk -v k="$k" '$1 == k' "$TMP/v.c") <(awk -v k="$k" '$1 == k' "$TMP/v.rust") |
 		sed 's/^/#   diff: /'
 	return 0
+}
+
+# seed_stream REPORT SEED: SEED's part of a verbose report of several
+# seeds, from its "# seed SEED" line to the next seed's.
+seed_stream() {
+	awk -v s="$2" '$1 == "#" && $2 == "seed" {on = ($3 == s)} on' "$1"
 }
 
 # known_partial K: operation K of the last diagnosis is a change that
@@ -279,8 +294,10 @@ POPS=500
 for extra in partial shared; do
 	: >"$TMP/pc"
 	: >"$TMP/pr"
-	oracle c "$TMP/pc" seed=1 seeds="$PSEEDS" ops=$POPS $extra=1 &&
-		oracle rust "$TMP/pr" seed=1 seeds="$PSEEDS" ops=$POPS $extra=1
+	# Verbose: most of these seeds diverge, and each is diagnosed from
+	# its streams here (verbose writes what is hashed, it changes nothing).
+	oracle c "$TMP/pc" seed=1 seeds="$PSEEDS" ops=$POPS $extra=1 verbose=1 &&
+		oracle rust "$TMP/pr" seed=1 seeds="$PSEEDS" ops=$POPS $extra=1 verbose=1
 	desc="$extra=1: C and Rust differ only as documented ($PSEEDS seeds x $POPS operations)"
 	if same "$TMP/pc" "$TMP/pr" "$PSEEDS"; then
 		ktap_test_pass "$desc (no difference met)"
@@ -295,7 +312,7 @@ for extra in partial shared; do
 	fi
 	for bad in $(join --nocheck-order <(hashes "$TMP/pc") <(hashes "$TMP/pr") |
 		awk '$2 != $5 || $3 != $6 || $4 != $7 {print $1}'); do
-		if CONFIRM=0 diagnose "$bad" && known_$extra "$PREFIX"; then
+		if CONFIRM=0 VERBOSE_C=$TMP/pc VERBOSE_RUST=$TMP/pr diagnose "$bad" && known_$extra "$PREFIX"; then
 			found+=" seed $bad op $PREFIX"
 		else
 			ok=0
