@@ -65,7 +65,7 @@ ip -n $NS addr add 192.0.2.2/24 dev "$B" && ip -n $NS link set "$B" up && ip -n 
 # byte arrived in order and every zero-copy completion was received.
 transfer() {
 	local mode=$1 port=$2 rx out BYTES=${3:-$BYTES}
-	ip netns exec $NS "$ZC" recv 192.0.2.2 "$port" "$BUF" >"$TMP/rx" 2>&1 &
+	nsenter --net=/run/netns/$NS "$ZC" recv 192.0.2.2 "$port" "$BUF" >"$TMP/rx" 2>&1 &
 	rx=$!
 	for _ in $(seq 300); do
 		grep -q listening "$TMP/rx" && break
