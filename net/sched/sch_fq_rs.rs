@@ -29,7 +29,8 @@ use kernel::context::Atomic;
 use kernel::flow_table::{Chains, FlowItem, FlowMut, FlowTable, ListPair, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
-    self, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
+    self, FullOrNoSock, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, SockClass,
+    StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{
     ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, DropReason, SkBuff,
@@ -98,9 +99,15 @@ fn time_to_send(skb: &SkBuff) -> u64 {
     skb.qdisc_cb::<FqSkbCb>().time_to_send
 }
 
+/// A packet fq holds: classified, so it has no socket or a full one.
+type FqSkb = Queued<Fq, FullOrNoSock>;
+
+/// A packet being queued, classified.
+type FqIncoming<'a> = Incoming<'a, Fq, FullOrNoSock>;
+
 /// [`time_to_send`] of a queued skb, the key of a flow's queue.
 #[inline]
-fn time_to_send_q(skb: &Queued<Fq>) -> u64 {
+fn time_to_send_q(skb: &FqSkb) -> u64 {
     time_to_send(skb)
 }
 
@@ -130,7 +137,7 @@ fn detached_age() -> Jiffies {
 struct Flow {
     /// Packets, in time_to_send order (C's `head`/`tail` list and
     /// `t_root` tree).
-    queue: SkbTimeQueue<Queued<Fq>>,
+    queue: SkbTimeQueue<FqSkb>,
     /// Jiffies when the flow went idle, valid while it is detached.
     age: Jiffies,
     time_next_packet: u64,
@@ -331,9 +338,9 @@ impl FqSchedData {
 /// its own socket's and pacing is on); the condition is the caller's, so
 /// that the configuration is read only for a socket, as in C.
 #[inline(always)]
-fn fq_set_pacing_status(skb: &SkBuff, paced: bool) {
+fn fq_set_pacing_status(skb: &FqIncoming<'_>, paced: bool) {
     if paced {
-        if let Some(sk) = skb.sock() {
+        if let Some(sk) = skb.full_sock() {
             sk.set_pacing_status_fq();
         }
     }
@@ -357,7 +364,7 @@ impl FqState {
         &self,
         table: &FlowTable<Flow>,
         sch: &Qdisc<Fq>,
-        skb: &SkBuff,
+        skb: &FqIncoming<'_>,
         now: u64,
     ) -> bool {
         // Due now, or within the pacing offload horizon.
@@ -380,11 +387,11 @@ impl FqState {
                 return false;
             }
         }
-        // A full non-TCP socket with SO_MAX_PACING_RATE: `max_pacing_rate()`
-        // is `None` for other than full sockets, and tested first, a TCP
-        // socket without the option reads its state once here.
-        if let Some(sk) = skb.sock() {
-            if matches!(sk.max_pacing_rate(), Some(r) if r != u64::MAX) && !sk.is_tcp() {
+        // A non-TCP socket with SO_MAX_PACING_RATE (classified: the socket
+        // is full). The rate is tested first: a TCP socket without the
+        // option reads one field here.
+        if let Some(sk) = skb.full_sock() {
+            if sk.max_pacing_rate() != u64::MAX && !sk.is_tcp() {
                 return false;
             }
         }
@@ -392,41 +399,44 @@ impl FqState {
     }
 
     /// `fq_classify()`: the flow of `skb` in `table`, found or made, or the
-    /// fast path queue; idle flows met on the way are collected.
+    /// fast path queue; idle flows met on the way are collected. Returns
+    /// the packet classified: orphaned unless its socket is full and keeps
+    /// it.
     #[inline]
-    fn fq_classify<'t>(
+    fn fq_classify<'t, 'a>(
         &mut self,
         table: &'t mut FlowTable<Flow>,
         sch: &Qdisc<Fq>,
-        skb: &mut SkBuff,
+        skb: Incoming<'a, Fq>,
         now: u64,
-    ) -> Class<'t> {
-        // The state is read once (C reads it twice: `sk_listener_or_tw()`,
-        // then the test for TCP_CLOSE).
-        let sock = skb.sock().map(|sk| (sk.addr(), sk.state(), sk.hash()));
+    ) -> (FqIncoming<'a>, Class<'t>) {
         // SYNACKs of request sockets and listeners are not part of a flow
         // yet and must not be rate limited, nor the RSTs and ACKs TCP sends
         // of TIME_WAIT sockets (`sk_listener_or_tw()`): treat them as
-        // orphans. Sockets in TCP_CLOSE (unconnected UDP) send to many
-        // destinations: hash. The low bit set keeps these keys apart from
-        // socket addresses.
-        let (key, own_hash) = match sock {
-            None
-            | Some((_, tcp_state::LISTEN | tcp_state::NEW_SYN_RECV | tcp_state::TIME_WAIT, _)) => {
+        // orphans. The state is read once (C reads it twice: that test,
+        // then the one for TCP_CLOSE). Sockets in TCP_CLOSE (unconnected
+        // UDP) send to many destinations: hash. The low bit set keeps
+        // these keys apart from socket addresses.
+        let (skb, key, own_hash) = match skb.classify_sock(tcp_state::flag(tcp_state::LISTEN)) {
+            SockClass::Orphan(mut skb) => {
                 let hash = skb.get_hash() & self.cfg.orphan_mask;
-                skb.orphan();
-                (((hash as usize) << 1) | 1, None)
+                (skb.orphan(), ((hash as usize) << 1) | 1, None)
             }
-            Some((_, tcp_state::CLOSE, _)) => {
-                let hash = skb.get_hash() & self.cfg.orphan_mask;
-                (((hash as usize) << 1) | 1, None)
-            }
-            Some((addr, _, sk_hash)) => (addr, Some(sk_hash)),
+            SockClass::Full(mut skb, state) => match skb.full_sock() {
+                Some(sk) if state != tcp_state::CLOSE => {
+                    let (addr, sk_hash) = (sk.addr(), sk.hash());
+                    (skb, addr, Some(sk_hash))
+                }
+                _ => {
+                    let hash = skb.get_hash() & self.cfg.orphan_mask;
+                    (skb, ((hash as usize) << 1) | 1, None)
+                }
+            },
         };
-        if self.fq_fastpath_check(table, sch, skb, now) {
+        if self.fq_fastpath_check(table, sch, &skb, now) {
             self.stat_fastpath_packets = self.stat_fastpath_packets.wrapping_add(1);
-            fq_set_pacing_status(skb, own_hash.is_some() && self.cfg.rate_enable);
-            return Class::Internal;
+            fq_set_pacing_status(&skb, own_hash.is_some() && self.cfg.rate_enable);
+            return (skb, Class::Internal);
         }
 
         // jiffies is read only if an idle flow is met, as in C. The
@@ -463,41 +473,41 @@ impl FqState {
             // At the limit the table may stay full: none of fq's controls
             // would hold for the traffic of new flows there.
             if full {
-                return Class::Full;
+                return (skb, Class::Full);
             }
             // Out of memory, C's case: the fast path queue, for a moment.
             self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
-            return Class::Internal;
+            return (skb, Class::Internal);
         };
         if created {
             self.inactive_flows = self.inactive_flows.wrapping_add(1);
-            fq_set_pacing_status(skb, own_hash.is_some() && self.cfg.rate_enable);
+            fq_set_pacing_status(&skb, own_hash.is_some() && self.cfg.rate_enable);
         } else if let Some(sk_hash) = own_hash {
             // The socket may have been freed and reallocated: if its hash
             // changed, it is a new flow in an old slot.
             if f.socket_hash != sk_hash {
                 f.credit = self.cfg.initial_quantum as i32;
                 f.socket_hash = sk_hash;
-                fq_set_pacing_status(skb, self.cfg.rate_enable);
+                fq_set_pacing_status(&skb, self.cfg.rate_enable);
                 let fband = f.band as usize;
                 f.unthrottle(ListPair::new(fband).old_flows());
                 f.time_next_packet = 0;
             }
         }
-        Class::Flow(f)
+        (skb, Class::Flow(f))
     }
 }
 
 impl FqSchedData {
     /// `flow_queue_add()`.
-    fn flow_queue_add(f: &mut Flow, skb: Queued<Fq>) {
+    fn flow_queue_add(f: &mut Flow, skb: FqSkb) {
         f.queue.push(skb, time_to_send_q);
     }
 
     /// Queues `skb` on the fast path queue (`&q->internal` in C): a packet
     /// of no flow, or of a flow that could not be made.
     #[inline]
-    fn internal_enqueue<'a>(internal: &mut Flow, skb: Incoming<'a, Fq>) -> XmitStatus<'a> {
+    fn internal_enqueue<'a>(internal: &mut Flow, skb: FqIncoming<'a>) -> XmitStatus<'a> {
         let (skb, status) = skb.queue();
         internal.qlen = internal.qlen.wrapping_add(1);
         Self::flow_queue_add(internal, skb);
@@ -543,7 +553,7 @@ impl FqSchedData {
 
     /// `fq_dequeue()`.
     #[inline(always)]
-    fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<Queued<Fq>> {
+    fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<FqSkb> {
         if sch.qlen() == 0 {
             return None;
         }
@@ -701,13 +711,14 @@ impl FqSchedData {
 /// Always inlined, as in C: an out-of-line call on every dequeued packet
 /// cost more than its common exits (credit left, no rate to enforce).
 #[inline(always)]
-fn fq_pace(cfg: &Config, f: &mut Flow, skb: &SkBuff, mut plen: u32, now: u64) -> bool {
+fn fq_pace(cfg: &Config, f: &mut Flow, skb: &FqSkb, mut plen: u32, now: u64) -> bool {
     let mut rate = cfg.flow_max_rate;
     // With an EDT timestamp, time_next_packet only moves if this qdisc
     // enforces a flow max rate.
     if skb.tstamp() == 0 {
-        if let Some(sk_rate) = skb.sock().and_then(|sk| sk.pacing_rate()) {
-            rate = core::cmp::min(sk_rate, rate);
+        // Classified at enqueue: the socket is full, no test of its kind.
+        if let Some(sk) = skb.full_sock() {
+            rate = core::cmp::min(sk.pacing_rate(), rate);
         }
         if rate <= u64::from(cfg.low_rate_threshold) {
             f.credit = 0;
@@ -1006,7 +1017,8 @@ impl QdiscOps for Fq {
             set_time_to_send(&mut skb, time_to_send as u64);
         }
 
-        let mut f = match q.st.fq_classify(&mut q.table, sch, &mut skb, now) {
+        let (mut skb, class) = q.st.fq_classify(&mut q.table, sch, skb, now);
+        let mut f = match class {
             Class::Flow(f) => f,
             Class::Internal => return FqSchedData::internal_enqueue(&mut q.st.internal, skb),
             Class::Full => {
@@ -1064,7 +1076,7 @@ impl QdiscOps for Fq {
     // path's drop to a lowered limit keeps a copy).
     #[inline(always)]
     fn dequeue(sch: &Qdisc<Self>, q: &mut FqSchedData) -> Option<Queued<Self>> {
-        q.fq_dequeue(sch)
+        q.fq_dequeue(sch).map(FqSkb::forget_sock)
     }
 
     fn reset(_sch: &Qdisc<Self>, q: &mut FqSchedData) {

@@ -60,7 +60,9 @@ mod packet;
 mod stats;
 
 pub use handles::{QdiscChange, QdiscInit, QdiscLocked};
-pub use packet::{Incoming, Queued, ToFree, XmitStatus};
+pub use packet::{
+    AnySock, FullOrNoSock, Incoming, Queued, SockClass, SockKnown, ToFree, ToOrphan, XmitStatus,
+};
 pub use stats::StatsDump;
 
 // Jiffies, rates and times are `unsigned long` in C; these abstractions

@@ -3,12 +3,16 @@
 //! A packet's way through a qdisc: the skb an enqueue is given
 //! ([`Incoming`]), the status it returns ([`XmitStatus`]), a packet the
 //! qdisc holds ([`Queued`]) and the packets it drops ([`ToFree`]).
+//!
+//! What a qdisc learnt of a packet's socket is part of the packet's type
+//! (the last parameter, [`AnySock`] or [`FullOrNoSock`]), so that a fact
+//! found once at enqueue is not tested again at dequeue.
 
 use super::{Qdisc, QdiscOps};
 use crate::{
     bindings,
     ffi::c_int,
-    net::skbuff::{DropReason, OwnedSkb, SkBuff},
+    net::skbuff::{DropReason, FullSockRef, OwnedSkb, SkBuff},
 };
 use core::{
     marker::PhantomData,
@@ -30,24 +34,53 @@ pub struct XmitStatus<'a>(
     pub(super) PhantomData<fn(&'a ()) -> &'a ()>,
 );
 
+mod private {
+    pub trait Sealed {}
+}
+
+/// What a qdisc knows of the socket of a packet it holds: the last type
+/// parameter of [`Incoming`] and [`Queued`], [`AnySock`] or
+/// [`FullOrNoSock`].
+pub trait SockKnown: private::Sealed {}
+
+/// Nothing: the packet has a socket of any kind (full, request, timewait),
+/// or none, as enqueue is given it.
+pub enum AnySock {}
+
+/// The packet has no socket, or a full one (`sk_fullsock()`): it went
+/// through [`Incoming::classify_sock`], which has every other kind
+/// orphaned. Its socket's fields are read with no test of its kind
+/// ([`Incoming::full_sock`], [`Queued::full_sock`]).
+///
+/// The fact holds for as long as the packet is the qdisc's: a socket's
+/// kind is fixed for its life ([`FullSockRef`]), and no method of
+/// [`SkBuff`] gives a packet a socket ([`SkBuff::orphan`] takes it away).
+pub enum FullOrNoSock {}
+
+impl private::Sealed for AnySock {}
+impl SockKnown for AnySock {}
+impl private::Sealed for FullOrNoSock {}
+impl SockKnown for FullOrNoSock {}
+
 /// The skb an enqueue is given, not yet counted by the qdisc: it becomes
 /// a [`Queued`] (and the call's success) through [`Incoming::queue`], or
 /// is dropped through [`ToFree::drop`].
 ///
 /// Derefs to the [`SkBuff`], so the qdisc reads and edits it first (cb,
 /// timestamp, hash). `'a` ties it to the call, like its [`XmitStatus`].
-pub struct Incoming<'a, T: QdiscOps> {
+/// `S` is what the qdisc knows of its socket.
+pub struct Incoming<'a, T: QdiscOps, S: SockKnown = AnySock> {
     pub(super) skb: SkBuff,
     pub(super) sch: &'a Qdisc<T>,
-    pub(super) _p: PhantomData<fn(&'a ()) -> &'a ()>,
+    pub(super) _p: PhantomData<(fn(&'a ()) -> &'a (), fn() -> S)>,
 }
 
-impl<'a, T: QdiscOps> Incoming<'a, T> {
+impl<'a, T: QdiscOps, S: SockKnown> Incoming<'a, T, S> {
     /// Counts the skb as queued in its qdisc (`sch->q.qlen++` and the
     /// backlog in bytes, `qdisc_qstats_backlog_inc()`) and returns it as a
     /// [`Queued`] for the qdisc to keep, with the call's success.
     #[inline]
-    pub fn queue(self) -> (Queued<T>, XmitStatus<'a>) {
+    pub fn queue(self) -> (Queued<T, S>, XmitStatus<'a>) {
         let q = self.sch.as_ptr();
         let len = self.skb.qdisc_pkt_len();
         // SAFETY: The qdisc is valid and locked for the call (type
@@ -67,9 +100,102 @@ impl<'a, T: QdiscOps> Incoming<'a, T> {
             XmitStatus(bindings::NET_XMIT_SUCCESS as c_int, PhantomData),
         )
     }
+
+    /// The same packet, with `S2` for what is known of its socket.
+    #[inline]
+    fn retype<S2: SockKnown>(self) -> Incoming<'a, T, S2> {
+        Incoming {
+            skb: self.skb,
+            sch: self.sch,
+            _p: PhantomData,
+        }
+    }
 }
 
-impl<T: QdiscOps> Deref for Incoming<'_, T> {
+/// A packet sorted by its socket ([`Incoming::classify_sock`]).
+pub enum SockClass<'a, T: QdiscOps> {
+    /// No socket, a request or timewait one, or one in a state the qdisc
+    /// treats as none: [`ToOrphan::orphan`] detaches it.
+    Orphan(ToOrphan<'a, T>),
+    /// A full socket in a state the qdisc keeps, and that state
+    /// (`sk->sk_state`, as read for the sorting).
+    Full(Incoming<'a, T, FullOrNoSock>, u32),
+}
+
+/// A packet to be orphaned (`skb_orphan()`), which it is read and edited
+/// before (its hash, say) through [`SkBuff`].
+pub struct ToOrphan<'a, T: QdiscOps>(Incoming<'a, T>);
+
+impl<'a, T: QdiscOps> ToOrphan<'a, T> {
+    /// Detaches the packet from its socket, if any (`skb_orphan()`).
+    #[inline]
+    pub fn orphan(mut self) -> Incoming<'a, T, FullOrNoSock> {
+        self.0.skb.orphan();
+        // INVARIANT: No socket now.
+        self.0.retype()
+    }
+}
+
+impl<T: QdiscOps> Deref for ToOrphan<'_, T> {
+    type Target = SkBuff;
+
+    #[inline]
+    fn deref(&self) -> &SkBuff {
+        &self.0.skb
+    }
+}
+
+impl<T: QdiscOps> DerefMut for ToOrphan<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut SkBuff {
+        &mut self.0.skb
+    }
+}
+
+impl<'a, T: QdiscOps> Incoming<'a, T> {
+    /// Reads the state of the packet's socket once and sorts the packet by
+    /// it: a full socket in none of the states of `orphan` (a mask of
+    /// `TCPF_*` flags, `1 << state`) stays the packet's; a packet of no
+    /// socket, of a request or timewait socket, or of a socket in a state
+    /// of `orphan` is to be orphaned.
+    ///
+    /// With `orphan` holding `TCPF_LISTEN`, this is fq's
+    /// `!sk || sk_listener_or_tw(sk)`, one test where the flags of the
+    /// kinds that are not full and those of `orphan` meet.
+    #[inline]
+    pub fn classify_sock(self, orphan: u32) -> SockClass<'a, T> {
+        let Some(sk) = self.skb.sock() else {
+            return SockClass::Orphan(ToOrphan(self));
+        };
+        let state = sk.state();
+        let not_full = bindings::TCPF_TIME_WAIT | bindings::TCPF_NEW_SYN_RECV;
+        if 1u32.wrapping_shl(state) & (orphan | not_full) != 0 {
+            return SockClass::Orphan(ToOrphan(self));
+        }
+        // INVARIANT: The state is of a full socket (`sk_fullsock()`), and
+        // a socket's kind does not change.
+        SockClass::Full(self.retype(), state)
+    }
+}
+
+/// Reads the socket of an skb known to have none or a full one.
+#[inline]
+fn full_sock_of(skb: &SkBuff) -> Option<FullSockRef<'_>> {
+    // SAFETY: The caller's type says the skb has no socket or a full one
+    // (`FullOrNoSock`); the skb holds the socket for as long as it is
+    // borrowed.
+    skb.sk_raw().map(|sk| unsafe { FullSockRef::from_raw(sk) })
+}
+
+impl<T: QdiscOps> Incoming<'_, T, FullOrNoSock> {
+    /// Returns the packet's socket, full if any: no test of its kind.
+    #[inline]
+    pub fn full_sock(&self) -> Option<FullSockRef<'_>> {
+        full_sock_of(&self.skb)
+    }
+}
+
+impl<T: QdiscOps, S: SockKnown> Deref for Incoming<'_, T, S> {
     type Target = SkBuff;
 
     #[inline]
@@ -78,7 +204,7 @@ impl<T: QdiscOps> Deref for Incoming<'_, T> {
     }
 }
 
-impl<T: QdiscOps> DerefMut for Incoming<'_, T> {
+impl<T: QdiscOps, S: SockKnown> DerefMut for Incoming<'_, T, S> {
     #[inline]
     fn deref_mut(&mut self) -> &mut SkBuff {
         &mut self.skb
@@ -95,10 +221,29 @@ impl<T: QdiscOps> DerefMut for Incoming<'_, T> {
 /// parents see a qdisc that does not send what it counts (a stall of its
 /// class, as with a C qdisc that miscounts), never one that holds more than
 /// it counts.
+///
+/// `S` is what the qdisc knows of its socket, as its [`Incoming`] did.
 #[repr(transparent)]
-pub struct Queued<T: QdiscOps>(pub(super) SkBuff, pub(super) PhantomData<fn() -> T>);
+pub struct Queued<T: QdiscOps, S: SockKnown = AnySock>(
+    pub(super) SkBuff,
+    pub(super) PhantomData<fn() -> (T, S)>,
+);
 
-impl<T: QdiscOps> Deref for Queued<T> {
+impl<T: QdiscOps> Queued<T, FullOrNoSock> {
+    /// Returns the packet's socket, full if any: no test of its kind.
+    #[inline]
+    pub fn full_sock(&self) -> Option<FullSockRef<'_>> {
+        full_sock_of(&self.0)
+    }
+
+    /// The same packet, as dequeue returns it.
+    #[inline]
+    pub fn forget_sock(self) -> Queued<T> {
+        Queued(self.0, PhantomData)
+    }
+}
+
+impl<T: QdiscOps, S: SockKnown> Deref for Queued<T, S> {
     type Target = SkBuff;
 
     #[inline]
@@ -107,21 +252,21 @@ impl<T: QdiscOps> Deref for Queued<T> {
     }
 }
 
-impl<T: QdiscOps> DerefMut for Queued<T> {
+impl<T: QdiscOps, S: SockKnown> DerefMut for Queued<T, S> {
     #[inline]
     fn deref_mut(&mut self) -> &mut SkBuff {
         &mut self.0
     }
 }
 
-// SAFETY: `Queued<T>` is a transparent `SkBuff` that owns its reference;
-// `into_raw` gives it up and `from_raw` takes back only what `into_raw` of
-// a `Queued<T>` gave (the trait's contract), so no count is made on the
-// way. One can be lost: a `Queued<T>` given up by `into_raw` and never
+// SAFETY: `Queued<T, S>` is a transparent `SkBuff` that owns its
+// reference; `into_raw` gives it up and `from_raw` takes back only what
+// `into_raw` of a `Queued<T, S>` gave (the trait's contract), so no count
+// is made on the way and the skb is the one `S` speaks of. One can be lost: a `Queued<T>` given up by `into_raw` and never
 // taken back (or passed to `mem::forget`) leaks its skb, and the qdisc
 // then counts a packet it does not hold, which stalls its class (a logic
 // error, as with a C qdisc that miscounts), never undefined behaviour.
-unsafe impl<T: QdiscOps> OwnedSkb for Queued<T> {
+unsafe impl<T: QdiscOps, S: SockKnown> OwnedSkb for Queued<T, S> {
     #[inline]
     fn into_raw(self) -> NonNull<bindings::sk_buff> {
         self.0.into_raw()
@@ -129,7 +274,7 @@ unsafe impl<T: QdiscOps> OwnedSkb for Queued<T> {
 
     #[inline]
     unsafe fn from_raw(ptr: NonNull<bindings::sk_buff>) -> Self {
-        // SAFETY: The caller gives us the reference a `Queued<T>` held.
+        // SAFETY: The caller gives us the reference a `Queued<T, S>` held.
         Self(unsafe { SkBuff::from_raw(ptr) }, PhantomData)
     }
 }
@@ -146,9 +291,9 @@ impl ToFree<'_> {
     /// and puts it on the list to free with `reason`
     /// (`qdisc_drop_reason()`). Returns the call's `NET_XMIT_DROP`.
     #[inline]
-    pub fn drop<'a, T: QdiscOps>(
+    pub fn drop<'a, T: QdiscOps, S: SockKnown>(
         &mut self,
-        skb: Incoming<'a, T>,
+        skb: Incoming<'a, T, S>,
         reason: DropReason,
     ) -> XmitStatus<'a> {
         // SAFETY: `skb` is ours to give away, its qdisc is valid and locked

@@ -2,9 +2,10 @@
 // Control: a qdisc using each context as allowed compiles (so the others fail for their reason).
 use kernel::net::netlink::{ExtAck, NlAttr, NlMsg};
 use kernel::net::sched::{
-    Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, StatsDump, ToFree, XmitStatus,
+    FullOrNoSock, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, SockClass, StatsDump,
+    ToFree, XmitStatus,
 };
-use kernel::net::skbuff::{DropReason, SkbQueue};
+use kernel::net::skbuff::{tcp_state, DropReason, SkbQueue};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -20,7 +21,8 @@ struct Cf;
 
 struct State {
     n: u32,
-    held: SkbQueue<Queued<Cf>>,
+    held: SkbQueue<Queued<Cf, FullOrNoSock>>,
+    rate: u64,
 }
 
 #[vtable]
@@ -37,6 +39,7 @@ impl QdiscOps for Cf {
         Ok(State {
             n: 0,
             held: SkbQueue::new(),
+            rate: 0,
         })
     }
     fn enqueue<'a>(
@@ -49,12 +52,23 @@ impl QdiscOps for Cf {
         if q.held.len() >= sch.limit() {
             return f.drop(skb, DropReason::FlowLimit);
         }
+        let skb = match skb.classify_sock(tcp_state::flag(tcp_state::LISTEN)) {
+            SockClass::Orphan(skb) => skb.orphan(),
+            SockClass::Full(skb, _state) => skb,
+        };
+        if let Some(sk) = skb.full_sock() {
+            q.rate = sk.max_pacing_rate();
+        }
         let (skb, status) = skb.queue();
         q.held.push_back(skb);
         status
     }
     fn dequeue(_sch: &Qdisc<Self>, q: &mut State) -> Option<Queued<Self>> {
-        q.held.pop_front()
+        let skb = q.held.pop_front()?;
+        if let Some(sk) = skb.full_sock() {
+            q.rate = sk.pacing_rate();
+        }
+        Some(skb.forget_sock())
     }
     fn reset(_sch: &Qdisc<Self>, q: &mut State) {
         q.n = 0;
