@@ -554,10 +554,8 @@ impl FqSchedData {
     /// `fq_dequeue()`.
     #[inline(always)]
     fn fq_dequeue(&mut self, sch: &Qdisc<Fq>) -> Option<FqSkb> {
-        if sch.qlen() == 0 {
-            return None;
-        }
-        // The fast path queue goes first.
+        // C's `if (!sch->q.qlen)` is the adapter's: it calls dequeue only
+        // while packets are counted. The fast path queue goes first.
         if let Some(skb) = self.st.internal.queue.pop_front(time_to_send_q) {
             self.st.internal.qlen = self.st.internal.qlen.wrapping_sub(1);
             // `fq_dequeue_skb()`: the adapter uncounts the skb from

@@ -164,15 +164,24 @@ impl<T: QdiscOps> Qdisc<T> {
 
     /// `T::dequeue`, with the skb it returns uncounted: `sch->q.qlen--`
     /// and the backlog in bytes. Only the adapters call it, so a qdisc
-    /// cannot lower its count for an skb that did not leave. A count
-    /// already at zero means the skb is not counted (a `Queued` kept across
-    /// a reset): it is freed rather than sent, so no parent ever sees a
-    /// packet leave a qdisc it believes empty.
+    /// cannot lower its count for an skb that did not leave.
+    ///
+    /// `T::dequeue` is called only while the qdisc counts a packet (the
+    /// `if (!sch->q.qlen)` C's dequeues begin with), and nothing it can
+    /// reach lowers the count: a `Qdisc` has no method that does, and
+    /// dropping to a limit needs the handle of `change`. So the count is
+    /// at least 1 when the packet it returns leaves, and the decrement
+    /// cannot wrap: no parent ever sees a packet leave a qdisc it believes
+    /// empty, even from a qdisc that kept a [`Queued`] across a reset (that
+    /// one leaves in place of a counted one).
     ///
     /// Inlined into the adapter's `dequeue`, the data path: a call there
     /// costs as much as fq's own bookkeeping of a packet.
     #[inline(always)]
     fn dequeue_counted(&self, q: &mut T::Data) -> Option<SkBuff> {
+        if self.qlen() == 0 {
+            return None;
+        }
         let skb = T::dequeue(self, q)?.0;
         let len = skb.qdisc_pkt_len();
         let p = self.as_ptr();
@@ -183,11 +192,8 @@ impl<T: QdiscOps> Qdisc<T> {
         // do (`WRITE_ONCE()`), for the readers that do not take the lock.
         unsafe {
             let qlen = ptr::addr_of_mut!((*p).q.qlen);
-            if *qlen == 0 {
-                drop(skb);
-                return None;
-            }
-            ptr::write_volatile(qlen, *qlen - 1);
+            // At least 1 (above): no wrap, and no overflow check to pay.
+            ptr::write_volatile(qlen, (*qlen).wrapping_sub(1));
             // The backlog is statistics only: it wraps, as C's does.
             let backlog = ptr::addr_of_mut!((*p).qstats.backlog);
             ptr::write_volatile(backlog, (*backlog).wrapping_sub(len));
@@ -295,7 +301,8 @@ pub trait QdiscOps: Sized + 'static {
         to_free: &mut ToFree<'_>,
     ) -> XmitStatus<'a>;
 
-    /// Returns the next packet to send, if one may be sent now.
+    /// Returns the next packet to send, if one may be sent now. Called
+    /// only while the qdisc counts at least one packet (`sch->q.qlen`).
     fn dequeue(sch: &Qdisc<Self>, q: &mut Self::Data) -> Option<Queued<Self>>;
 
     /// Drops every queued packet (every [`Queued`] the state holds) and

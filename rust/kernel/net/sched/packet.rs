@@ -219,8 +219,10 @@ impl<T: QdiscOps, S: SockKnown> DerefMut for Incoming<'_, T, S> {
 /// (whose adapter zeroes the counts after it) is where a qdisc drops what
 /// it holds. Anywhere else the count stays above what is queued, and the
 /// parents see a qdisc that does not send what it counts (a stall of its
-/// class, as with a C qdisc that miscounts), never one that holds more than
-/// it counts.
+/// class, as with a C qdisc that miscounts). One kept across a reset
+/// leaves, when it does, in place of a counted packet, which then waits
+/// for the next: either way no packet leaves a qdisc that counts none
+/// (dequeue is called only while one is counted).
 ///
 /// `S` is what the qdisc knows of its socket, as its [`Incoming`] did.
 #[repr(transparent)]
