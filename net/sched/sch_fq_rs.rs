@@ -33,8 +33,8 @@ use kernel::net::sched::{
     StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{
-    ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, DropReason, SkBuff,
-    SkbTimeQueue, TkOffs,
+    ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, DropReason,
+    FullSockRef, SkBuff, SkbTimeQueue, TkOffs,
 };
 use kernel::prelude::*;
 use kernel::str::CStr;
@@ -149,14 +149,16 @@ struct Flow {
 const _: () = assert!(FlowTable::<Flow>::NODE_SIZE == 96);
 
 impl Flow {
-    fn new(age: Jiffies, socket_hash: u32, credit: i32) -> Self {
+    /// A flow gone idle at `age`, of no socket, without credit: the
+    /// classifier gives it its socket's hash and `initial_quantum`.
+    fn new(age: Jiffies) -> Self {
         Flow {
             queue: SkbTimeQueue::new(),
             age,
             time_next_packet: 0,
-            socket_hash,
+            socket_hash: 0,
             qlen: 0,
-            credit,
+            credit: 0,
             band: 0,
         }
     }
@@ -194,10 +196,11 @@ fn fq_flow_rb_insert(time_next_delayed_flow: &mut u64, time_next_packet: u64) {
 /// `fq_flow_adjust_timer()`: a packet due at `time_to_send`, before
 /// `flow->time_next_packet`, joined throttled `flow`: the flow is due then.
 /// Due by `now`, it goes to its band's old list; else it is throttled
-/// again until `time_to_send`.
+/// again until `time_to_send`. The flow by value: a reference would keep
+/// the handle in memory on every enqueue, for this rare call.
 fn fq_flow_adjust_timer(
     time_next_delayed_flow: &mut u64,
-    flow: &mut FlowMut<'_, Flow>,
+    mut flow: FlowMut<'_, Flow>,
     time_to_send: u64,
     now: u64,
 ) {
@@ -222,43 +225,43 @@ fn fq_packet_beyond_horizon(time_to_send: i64, cfg: &Config, now: u64) -> bool {
     time_to_send > now.wrapping_add(cfg.horizon) as i64
 }
 
-/// `fq_skb_tstamp_to_mono()`: the departure time of `skb`, whose
-/// `tstamp` is not 0, in `CLOCK_MONOTONIC` ns (at least 1), whatever the
-/// clock of its `tstamp`.
-fn fq_skb_tstamp_to_mono(skb: &mut SkBuff) -> i64 {
+/// `fq_skb_tstamp_to_mono()`: the departure time of a packet whose
+/// `tstamp` (not 0) is of clock `tstamp_type`, in `CLOCK_MONOTONIC` ns (at
+/// least 1), and whether its `tstamp_type` is to be made
+/// `CLOCK_MONOTONIC`. Values in and out, not the skb: a call that took the
+/// skb by reference would keep it in memory on every enqueue.
+fn fq_skb_tstamp_to_mono(tstamp: i64, tstamp_type: u8) -> (i64, bool) {
     const MONO_MAX: i64 = NSEC_PER_SEC as i64 * TIME_UPTIME_SEC_MAX;
-    let tstamp = skb.tstamp() as i64;
-    let tstamp_type = skb.tstamp_type();
 
     if tstamp_type == skb_clock::MONOTONIC {
-        return core::cmp::max(tstamp, 1);
+        return (core::cmp::max(tstamp, 1), false);
     }
     if tstamp_type == skb_clock::TAI {
         let offs = ktime_mono_to_any(0, TkOffs::Tai);
-        return core::cmp::max(tstamp.wrapping_sub(offs), 1);
+        return (core::cmp::max(tstamp.wrapping_sub(offs), 1), false);
     }
     if tstamp > MONO_MAX {
-        return core::cmp::max(tstamp.wrapping_sub(ktime_mono_to_real(0)), 1);
+        return (
+            core::cmp::max(tstamp.wrapping_sub(ktime_mono_to_real(0)), 1),
+            false,
+        );
     }
     // A BPF program set `skb->tstamp` but not `tstamp_type`.
     if net_ratelimit() {
         pr_warn!("fq: likely mono tstamp with tstamp_type 0\n");
     }
-    skb.set_tstamp_type(skb_clock::MONOTONIC);
-    core::cmp::max(tstamp, 1)
+    (core::cmp::max(tstamp, 1), true)
 }
 
-/// `fq_mono_to_skb_tstamp()`: sets `skb->tstamp` to `time_to_send` (ns,
-/// `CLOCK_MONOTONIC`) in the clock of `skb->tstamp_type`.
-fn fq_mono_to_skb_tstamp(skb: &mut SkBuff, time_to_send: i64) {
-    let tstamp_type = skb.tstamp_type();
-
+/// `fq_mono_to_skb_tstamp()`: `time_to_send` (ns, `CLOCK_MONOTONIC`) as a
+/// `tstamp` of clock `tstamp_type` (values, as [`fq_skb_tstamp_to_mono`]).
+fn fq_mono_to_skb_tstamp(tstamp_type: u8, time_to_send: i64) -> u64 {
     if tstamp_type == skb_clock::MONOTONIC {
-        skb.set_tstamp(time_to_send as u64);
+        time_to_send as u64
     } else if tstamp_type == skb_clock::REALTIME {
-        skb.set_tstamp(ktime_mono_to_real(time_to_send) as u64);
+        ktime_mono_to_real(time_to_send) as u64
     } else {
-        skb.set_tstamp(ktime_mono_to_any(time_to_send, TkOffs::Tai) as u64);
+        ktime_mono_to_any(time_to_send, TkOffs::Tai) as u64
     }
 }
 
@@ -334,13 +337,20 @@ impl FqSchedData {
     }
 }
 
-/// Tells the socket of `skb` that fq paces it, if `paced` (the packet is
-/// its own socket's and pacing is on); the condition is the caller's, so
-/// that the configuration is read only for a socket, as in C.
+/// The packet's own socket, if the flow of `key` is its (C's
+/// `skb->sk == sk`): not for orphans, nor for the hashed flows of
+/// unconnected sockets, whose keys have the low bit set.
 #[inline(always)]
-fn fq_set_pacing_status(skb: &FqIncoming<'_>, paced: bool) {
-    if paced {
-        if let Some(sk) = skb.full_sock() {
+fn own_sock<'s>(skb: &'s FqIncoming<'_>, key: usize) -> Option<FullSockRef<'s>> {
+    skb.full_sock().filter(|sk| sk.addr() == key)
+}
+
+/// Tells the packet's own socket (of the flow of `key`) that fq paces it,
+/// if pacing is on; the configuration is read only for a socket, as in C.
+#[inline(always)]
+fn fq_set_pacing_status(skb: &FqIncoming<'_>, key: usize, cfg: &Config) {
+    if let Some(sk) = own_sock(skb, key) {
+        if cfg.rate_enable {
             sk.set_pacing_status_fq();
         }
     }
@@ -417,34 +427,36 @@ impl FqState {
         // then the one for TCP_CLOSE). Sockets in TCP_CLOSE (unconnected
         // UDP) send to many destinations: hash. The low bit set keeps
         // these keys apart from socket addresses.
-        let (skb, key, own_hash) = match skb.classify_sock(tcp_state::flag(tcp_state::LISTEN)) {
+        let (skb, key) = match skb.classify_sock(tcp_state::flag(tcp_state::LISTEN)) {
             SockClass::Orphan(mut skb) => {
                 let hash = skb.get_hash() & self.cfg.orphan_mask;
-                (skb.orphan(), ((hash as usize) << 1) | 1, None)
+                (skb.orphan(), ((hash as usize) << 1) | 1)
             }
             SockClass::Full(mut skb, state) => match skb.full_sock() {
                 Some(sk) if state != tcp_state::CLOSE => {
-                    let (addr, sk_hash) = (sk.addr(), sk.hash());
-                    (skb, addr, Some(sk_hash))
+                    let addr = sk.addr();
+                    (skb, addr)
                 }
                 _ => {
                     let hash = skb.get_hash() & self.cfg.orphan_mask;
-                    (skb, ((hash as usize) << 1) | 1, None)
+                    (skb, ((hash as usize) << 1) | 1)
                 }
             },
         };
         if self.fq_fastpath_check(table, sch, &skb, now) {
             self.stat_fastpath_packets = self.stat_fastpath_packets.wrapping_add(1);
-            fq_set_pacing_status(&skb, own_hash.is_some() && self.cfg.rate_enable);
+            fq_set_pacing_status(&skb, key, &self.cfg);
             return (skb, Class::Internal);
         }
 
         // jiffies is read only if an idle flow is met, as in C. The
         // closures own what they use (`move`): captured by reference, it
         // would be stored on the stack before every lookup, for the rare
-        // one that collects or makes a flow.
+        // one that collects or makes a flow. Nothing else is kept across
+        // the lookup: what the found flow needs is read again after it
+        // (the socket from the skb, the quantum from the configuration),
+        // not held in registers that a call would make spill.
         let gc_age = self.gc_age;
-        let initial_quantum = self.cfg.initial_quantum as i32;
         let mut now_j = None;
         let Lookup {
             flow,
@@ -460,7 +472,7 @@ impl FqState {
                     f.age.wrapping_add(gc_age),
                 )
             },
-            move || Flow::new(detached_age(), own_hash.unwrap_or(0), initial_quantum),
+            || Flow::new(detached_age()),
             &Atomic,
         );
         // C's u32/u64 counters, wrapping as C's do; most lookups collect
@@ -481,14 +493,23 @@ impl FqState {
         };
         if created {
             self.inactive_flows = self.inactive_flows.wrapping_add(1);
-            fq_set_pacing_status(&skb, own_hash.is_some() && self.cfg.rate_enable);
-        } else if let Some(sk_hash) = own_hash {
+            f.credit = self.cfg.initial_quantum as i32;
+            if let Some(sk) = own_sock(&skb, f.key()) {
+                f.socket_hash = sk.hash();
+                if self.cfg.rate_enable {
+                    sk.set_pacing_status_fq();
+                }
+            }
+        } else if let Some(sk) = own_sock(&skb, f.key()) {
             // The socket may have been freed and reallocated: if its hash
             // changed, it is a new flow in an old slot.
+            let sk_hash = sk.hash();
             if f.socket_hash != sk_hash {
                 f.credit = self.cfg.initial_quantum as i32;
                 f.socket_hash = sk_hash;
-                fq_set_pacing_status(&skb, self.cfg.rate_enable);
+                if self.cfg.rate_enable {
+                    sk.set_pacing_status_fq();
+                }
                 let fband = f.band as usize;
                 f.unthrottle(ListPair::new(fband).old_flows());
                 f.time_next_packet = 0;
@@ -957,7 +978,7 @@ impl QdiscOps for Fq {
                 cfg,
                 band_nr: 0,
                 band_flows: [band; BAND_SLOTS],
-                internal: Flow::new(0, 0, 0),
+                internal: Flow::new(0),
                 stat_fastpath_packets: 0,
                 time_next_delayed_flow: u64::MAX,
                 unthrottle_latency_ns: 0,
@@ -1000,7 +1021,11 @@ impl QdiscOps for Fq {
         if skb.tstamp() == 0 {
             set_time_to_send(&mut skb, now);
         } else {
-            let mut time_to_send = fq_skb_tstamp_to_mono(&mut skb);
+            let (mut time_to_send, set_mono) =
+                fq_skb_tstamp_to_mono(skb.tstamp() as i64, skb.tstamp_type());
+            if set_mono {
+                skb.set_tstamp_type(skb_clock::MONOTONIC);
+            }
 
             // Is the timestamp too far in the future?
             if fq_packet_beyond_horizon(time_to_send, &q.st.cfg, now) {
@@ -1010,7 +1035,8 @@ impl QdiscOps for Fq {
                 }
                 q.st.stat_horizon_caps = q.st.stat_horizon_caps.wrapping_add(1);
                 time_to_send = now.wrapping_add(q.st.cfg.horizon) as i64;
-                fq_mono_to_skb_tstamp(&mut skb, time_to_send);
+                let tstamp = fq_mono_to_skb_tstamp(skb.tstamp_type(), time_to_send);
+                skb.set_tstamp(tstamp);
             }
             set_time_to_send(&mut skb, time_to_send as u64);
         }
@@ -1055,12 +1081,7 @@ impl QdiscOps for Fq {
             && f.is_throttled()
             && cfg.flow_max_rate == u64::MAX
         {
-            fq_flow_adjust_timer(
-                &mut q.st.time_next_delayed_flow,
-                &mut f,
-                skb_time_to_send,
-                now,
-            );
+            fq_flow_adjust_timer(&mut q.st.time_next_delayed_flow, f, skb_time_to_send, now);
         }
         if was_empty {
             q.st.inactive_flows = q.st.inactive_flows.wrapping_sub(1);

@@ -98,13 +98,15 @@ const PTR_LEAVES: usize = 16;
 
 type PtrVec<T> = ChunkVec<*mut Node<T>, PTR_CHUNK, PTR_LEAVES>;
 
+/// `Node::state` of a flow on one of the lists (which one, the list's
+/// [`Front`] knows: a flow moved between lists keeps its state as it is).
+const LISTED: u8 = 0;
+
 /// `Node::state` of a flow on no list and not throttled.
 const DETACHED: u8 = u8::MAX;
 
 /// `Node::state` of a flow in the throttled heap.
 const THROTTLED: u8 = u8::MAX - 1;
-
-const _: () = assert!(FLOW_LISTS < THROTTLED as usize);
 
 /// A node's list link or, while it is throttled, its throttle order: a
 /// throttled flow is on no list, so one word holds either, and `state`
@@ -130,7 +132,7 @@ struct Node<T> {
     val: T,
     /// Position in the heap while `state == THROTTLED`.
     heap_pos: u32,
-    /// [`DETACHED`], [`THROTTLED`] or the list the node is on.
+    /// [`DETACHED`], [`THROTTLED`] or [`LISTED`].
     state: u8,
     /// The flow's key, fixed when it is made.
     key: usize,
@@ -198,10 +200,10 @@ unsafe impl<T: Send> Send for Chains<T> {}
 /// - `len` nodes are live, each an initialised `Node<T>` in memory from
 ///   kmalloc that the table owns, each in exactly one chain of `chains`,
 ///   once; chains end in null, and hold nothing else.
-/// - For each list `l`: `first` is null, or following `link.next` from
-///   it visits only live nodes with `state == l` and ends at `last`,
-///   whose `link.next` is null; every node with `state == l` is visited
-///   once.
+/// - For each list: `first` is null, or following `link.next` from it
+///   visits only live nodes with `state == LISTED` and ends at `last`,
+///   whose `link.next` is null; every node with `state == LISTED` is
+///   visited once, by one list.
 /// - `heap[..heap_len]` are the nodes with `state == THROTTLED`, each
 ///   once, each with `heap_pos` its position and its throttle order in
 ///   `link.seq`.

@@ -146,8 +146,9 @@ impl<'t, T: FlowItem> Front<'t, T> {
     #[inline]
     pub fn rotate(mut self, to: ListId) {
         self.pop();
-        // SAFETY: Live, off its list, and not in the heap (it was listed).
-        unsafe { self.table.push_tail(self.node, to) };
+        // SAFETY: Live, off its list, not in the heap, and in the state of
+        // a listed flow, which `pop()` left as it was.
+        unsafe { self.table.link_tail(self.node, to) };
     }
 
     /// Takes the flow off its list: it becomes detached, idle.

@@ -4,7 +4,7 @@
 
 use super::{
     Chains, FlowItem, FlowMut, FlowTable, Front, Link, List, ListId, ListPair, Lookup, Node,
-    PtrVec, Throttled, DETACHED, PTR_CHUNK,
+    PtrVec, Throttled, DETACHED, LISTED, PTR_CHUNK,
 };
 use crate::{
     alloc::{Flags, KBox},
@@ -423,11 +423,24 @@ impl<T: FlowItem> FlowTable<T> {
     #[inline]
     pub(super) unsafe fn push_tail(&mut self, node: *mut Node<T>, l: ListId) {
         // SAFETY: `node` is live (caller); we hold the table's `&mut` and
-        // write link fields only, which no reference covers.
-        unsafe {
-            (*node).link.next = ptr::null_mut();
-            (*node).state = l.index() as u8;
-        }
+        // write a link field only, which no reference covers.
+        unsafe { (*node).state = LISTED };
+        // SAFETY: Live, on no list, and listed now.
+        unsafe { self.link_tail(node, l) };
+    }
+
+    /// Appends `node`, listed but taken off its list, to the tail of `l`
+    /// (its state stays [`LISTED`]).
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of this table, on no list, not in the heap,
+    /// whose state is [`LISTED`].
+    #[inline]
+    pub(super) unsafe fn link_tail(&mut self, node: *mut Node<T>, l: ListId) {
+        // SAFETY: `node` is live (caller); we hold the table's `&mut` and
+        // write a link field only, which no reference covers.
+        unsafe { (*node).link.next = ptr::null_mut() };
         let list = &mut self.lists[l.index()];
         if list.first.is_null() {
             list.first = node;
