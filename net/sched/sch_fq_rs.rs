@@ -802,7 +802,9 @@ fn fq_parse(
     max_offload_horizon: u64,
     extack: &mut ExtAck<'_>,
 ) -> Result<Config> {
-    let tb: Attrs<'_, TCA_FQ_N> = opt.parse_nested(&FQ_POLICY, extack)?;
+    // C parses without an extack: no parser warning on success (C's
+    // too), the parser's message on failure (C gives none).
+    let tb: Attrs<'_, TCA_FQ_N> = opt.parse_nested_quiet(&FQ_POLICY, extack)?;
     let mut c = *old;
 
     if let Some(nval) = tb.u32(uapi::TCA_FQ_BUCKETS_LOG) {

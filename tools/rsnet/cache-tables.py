@@ -243,17 +243,20 @@ def main():
     # instructions than C, the functions that execute the most of them.
     more = [(table, row) for table, row in order
             if med(per[(table, row, "rust")]["ins"]) > med(per[(table, row, "c")]["ins"])]
-    if ins and not more:
-        say("Rust executes at most C's instructions on every row.")
-    elif ins:
-        say("Where the instructions are, for each row where Rust executes more than C:")
-        say("the functions (the translation blocks that start in them) with the most")
-        say("instructions per packet; C, then Rust.")
+    if ins:
+        say("Rust executes at most C's instructions on every row." if not more else
+            "Rust executes more instructions than C on: " +
+            "; ".join(f"{TITLES[t].split(':')[0]}, {r}" for t, r in more) + ".")
         say("")
-        for table, row in more:
+        say("Where the instructions are, for each row: the functions (the")
+        say("translation blocks that start in them) with the most instructions per")
+        say("packet; C, then Rust.")
+        say("")
+        for table, row in order:
             c, r = per[(table, row, "c")], per[(table, row, "rust")]
+            d = med(r["ins"]) - med(c["ins"])
             say(f"{TITLES[table].split(':')[0]}, {row} "
-                f"({med(r['ins']) - med(c['ins']):.1f} more a packet):")
+                f"({abs(d):.1f} {'more' if d > 0 else 'fewer'} a packet):")
             say("")
             top_functions(say, table, row, ins_fn, fn_pkts, lambda m: m,
                           lambda m, n: f"{m / n:.1f}")

@@ -220,6 +220,22 @@ impl ExtAck<'_> {
         self.ptr
     }
 
+    /// Runs `f` with the extack; if it succeeds, the message is put back
+    /// as it was before (a success leaves no message of `f`'s).
+    fn keep_msg_on_success<R>(&mut self, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        // SAFETY: `ptr` is null or valid (type invariant).
+        let before = (!self.ptr.is_null()).then(|| unsafe { (*self.ptr)._msg });
+        let r = f(self)?;
+        if let Some(msg) = before {
+            // SAFETY: `ptr` is valid (type invariant, checked above); `msg`
+            // is what the field held: null, a static string or the
+            // extack's own buffer (NUL-terminated by every writer), valid
+            // for as long as the extack.
+            unsafe { (*self.ptr)._msg = msg };
+        }
+        Ok(r)
+    }
+
     /// Sets the message (`NL_SET_ERR_MSG`).
     pub fn set_msg(&mut self, msg: &'static CStr) {
         if !self.ptr.is_null() {
@@ -320,6 +336,20 @@ impl NlAttr {
             tb,
             _p: PhantomData,
         })
+    }
+
+    /// As [`Self::parse_nested`], but a successful parse leaves `extack`
+    /// as it found it: the only message the parser sets on success is its
+    /// warning of trailing bytes ("bytes leftover after parsing
+    /// attributes"), which a C qdisc that parses its options without an
+    /// extack (`NULL`, as `fq_change()`) does not give. A failed parse sets
+    /// the parser's message, where such a C qdisc gives none.
+    pub fn parse_nested_quiet<const N: usize>(
+        &self,
+        policy: &'static [Policy; N],
+        extack: &mut ExtAck<'_>,
+    ) -> Result<Attrs<'_, N>> {
+        extack.keep_msg_on_success(|extack| self.parse_nested(policy, extack))
     }
 }
 

@@ -6,7 +6,8 @@
 # through raw rtnetlink as qdisc add, change and replace requests, against
 # the Rust fq and then the C fq: same errno for each set, an extack message
 # for each rejected one, the configuration intact after each rejected
-# change or replace, and the same dump after each accepted one. Every 50th
+# change or replace, and the same dump and ack (no extack warning C does
+# not give) after each accepted one. Every 50th
 # set also becomes the fq of a device that is up, and 64 datagrams go
 # through it: each must be sent, queued or dropped. make fuzz runs 50,000
 # sets. The kernel log is checked by make check.
@@ -20,7 +21,7 @@ SEED=${FQ_FUZZ_SEED:-20261130}
 NL="python3 -S $(dirname "$(readlink -f "$0")")/fq_nl.py"
 
 ktap_print_header
-ktap_set_plan 8
+ktap_set_plan 9
 
 fq_unload_all
 ip link del $DEV 2>/dev/null

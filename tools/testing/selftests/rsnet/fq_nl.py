@@ -295,7 +295,7 @@ def compare(rust_file, c_file):
     c = json.load(open(c_file))
     n = len(rust)
     errs = sum(1 for r in rust if r["errno"])
-    problems = {"errno": [], "extack": [], "intact": [], "dump": [], "traffic": []}
+    problems = {"errno": [], "extack": [], "warn": [], "intact": [], "dump": [], "traffic": []}
     traffic_runs = {"rust": 0, "c": 0}
     traffic_counts = {"rust": [0, 0, 0], "c": [0, 0, 0]}
     for r, k in zip(rust, c):
@@ -314,6 +314,11 @@ def compare(rust_file, c_file):
                 problems["intact"].append((r["i"], r["opts"]))
         elif r["after"] is None or r["after"] != k["after"]:
             problems["dump"].append((r["i"], r["opts"], r["after"], k["after"]))
+        # An accepted set's ack carries what C's does: C parses fq's
+        # options without an extack, so no parser warning ("bytes leftover
+        # after parsing attributes" of trailing garbage).
+        if not r["errno"] and not k["errno"] and r["extack"] != k["extack"]:
+            problems["warn"].append((r["i"], r["extack"], k["extack"], r["opts"]))
         for impl, res in (("rust", r), ("c", k)):
             if "traffic" not in res:
                 continue
@@ -331,6 +336,7 @@ def compare(rust_file, c_file):
         ("extack", "every rejected set has an extack message (Rust)"),
         ("intact", "every rejected set leaves the configuration intact (Rust)"),
         ("dump", "every accepted set dumps the same options as C fq"),
+        ("warn", "every accepted set gets the extack C gives (no warning C does not give)"),
     ]
     for impl in ("rust", "c"):
         sent, queued, dropped = traffic_counts[impl]
