@@ -349,6 +349,7 @@ impl<T: QdiscOps> Adapter<T> {
             skb,
             sch,
             _p: PhantomData,
+            _s: PhantomData,
         };
         let mut to_free = ToFree {
             ptr: to_free,

@@ -72,8 +72,12 @@ impl SockKnown for FullOrNoSock {}
 pub struct Incoming<'a, T: QdiscOps, S: SockKnown = AnySock> {
     pub(super) skb: SkBuff,
     pub(super) sch: &'a Qdisc<T>,
-    pub(super) _p: PhantomData<(fn(&'a ()) -> &'a (), fn() -> S)>,
+    pub(super) _p: PhantomData<Invariant<'a>>,
+    pub(super) _s: PhantomData<fn() -> S>,
 }
+
+/// Makes `'a` invariant.
+type Invariant<'a> = fn(&'a ()) -> &'a ();
 
 impl<'a, T: QdiscOps, S: SockKnown> Incoming<'a, T, S> {
     /// Counts the skb as queued in its qdisc (`sch->q.qlen++` and the
@@ -108,6 +112,7 @@ impl<'a, T: QdiscOps, S: SockKnown> Incoming<'a, T, S> {
             skb: self.skb,
             sch: self.sch,
             _p: PhantomData,
+            _s: PhantomData,
         }
     }
 }
@@ -264,10 +269,11 @@ impl<T: QdiscOps, S: SockKnown> DerefMut for Queued<T, S> {
 // SAFETY: `Queued<T, S>` is a transparent `SkBuff` that owns its
 // reference; `into_raw` gives it up and `from_raw` takes back only what
 // `into_raw` of a `Queued<T, S>` gave (the trait's contract), so no count
-// is made on the way and the skb is the one `S` speaks of. One can be lost: a `Queued<T>` given up by `into_raw` and never
-// taken back (or passed to `mem::forget`) leaks its skb, and the qdisc
-// then counts a packet it does not hold, which stalls its class (a logic
-// error, as with a C qdisc that miscounts), never undefined behaviour.
+// is made on the way and the skb is the one `S` speaks of. One can be
+// lost: a `Queued` given up by `into_raw` and never taken back (or passed
+// to `mem::forget`) leaks its skb, and the qdisc then counts a packet it
+// does not hold, which stalls its class (a logic error, as with a C qdisc
+// that miscounts), never undefined behaviour.
 unsafe impl<T: QdiscOps, S: SockKnown> OwnedSkb for Queued<T, S> {
     #[inline]
     fn into_raw(self) -> NonNull<bindings::sk_buff> {
