@@ -29,8 +29,8 @@ use kernel::context::Atomic;
 use kernel::flow_table::{Chains, FlowItem, FlowMut, FlowTable, ListPair, Lookup};
 use kernel::net::netlink::{Attrs, ExtAck, NlAttr, NlMsg, Policy, Range};
 use kernel::net::sched::{
-    self, FullOrNoSock, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued, SockClass,
-    StatsDump, ToFree, XmitStatus,
+    self, ClassifiedSkb, FullOrNoSock, Incoming, Qdisc, QdiscChange, QdiscInit, QdiscOps, Queued,
+    SockClass, StatsDump, ToFree, XmitStatus,
 };
 use kernel::net::skbuff::{
     ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, DropReason,
@@ -119,7 +119,7 @@ fn skb_band(skb: &SkBuff) -> usize {
     skb.qdisc_cb::<FqSkbCb>().band as usize
 }
 
-fn set_skb_band(skb: &mut SkBuff, band: u8) {
+fn set_skb_band(skb: &mut ClassifiedSkb, band: u8) {
     skb.qdisc_cb_mut::<FqSkbCb>().band = band;
 }
 

@@ -61,7 +61,8 @@ mod stats;
 
 pub use handles::{QdiscChange, QdiscInit, QdiscLocked};
 pub use packet::{
-    AnySock, FullOrNoSock, Incoming, Queued, SockClass, SockKnown, ToFree, ToOrphan, XmitStatus,
+    AnySock, ClassifiedSkb, FullOrNoSock, Incoming, Queued, SockClass, SockKnown, ToFree, ToOrphan,
+    XmitStatus,
 };
 pub use stats::StatsDump;
 

@@ -12,7 +12,7 @@ use super::{Qdisc, QdiscOps};
 use crate::{
     bindings,
     ffi::c_int,
-    net::skbuff::{DropReason, FullSockRef, OwnedSkb, SkBuff},
+    net::skbuff::{CeMark, DropReason, FullSockRef, OwnedSkb, QdiscCb, SkBuff},
 };
 use core::{
     marker::PhantomData,
@@ -50,7 +50,7 @@ pub enum AnySock {}
 /// The packet has no socket, or a full one (`sk_fullsock()`): it went
 /// through [`Incoming::classify_sock`], which has every other kind
 /// orphaned. Its socket's fields are read with no test of its kind
-/// ([`Incoming::full_sock`], [`Queued::full_sock`]).
+/// ([`ClassifiedSkb::full_sock`], through the packet's `Deref`).
 ///
 /// The fact holds for as long as the packet is the qdisc's: a socket's
 /// kind is fixed for its life ([`FullSockRef`]), and no method of
@@ -183,24 +183,7 @@ impl<'a, T: QdiscOps> Incoming<'a, T> {
     }
 }
 
-/// Reads the socket of an skb known to have none or a full one.
-#[inline]
-fn full_sock_of(skb: &SkBuff) -> Option<FullSockRef<'_>> {
-    // SAFETY: The caller's type says the skb has no socket or a full one
-    // (`FullOrNoSock`); the skb holds the socket for as long as it is
-    // borrowed.
-    skb.sk_raw().map(|sk| unsafe { FullSockRef::from_raw(sk) })
-}
-
-impl<T: QdiscOps> Incoming<'_, T, FullOrNoSock> {
-    /// Returns the packet's socket, full if any: no test of its kind.
-    #[inline]
-    pub fn full_sock(&self) -> Option<FullSockRef<'_>> {
-        full_sock_of(&self.skb)
-    }
-}
-
-impl<T: QdiscOps, S: SockKnown> Deref for Incoming<'_, T, S> {
+impl<T: QdiscOps> Deref for Incoming<'_, T> {
     type Target = SkBuff;
 
     #[inline]
@@ -209,10 +192,96 @@ impl<T: QdiscOps, S: SockKnown> Deref for Incoming<'_, T, S> {
     }
 }
 
-impl<T: QdiscOps, S: SockKnown> DerefMut for Incoming<'_, T, S> {
+impl<T: QdiscOps> DerefMut for Incoming<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut SkBuff {
         &mut self.skb
+    }
+}
+
+impl<T: QdiscOps> Deref for Incoming<'_, T, FullOrNoSock> {
+    type Target = ClassifiedSkb;
+
+    #[inline]
+    fn deref(&self) -> &ClassifiedSkb {
+        ClassifiedSkb::from_ref(&self.skb)
+    }
+}
+
+impl<T: QdiscOps> DerefMut for Incoming<'_, T, FullOrNoSock> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut ClassifiedSkb {
+        ClassifiedSkb::from_mut(&mut self.skb)
+    }
+}
+
+/// The skb of a packet known to have no socket or a full one
+/// ([`FullOrNoSock`]), as its [`Incoming`] or [`Queued`] lends it.
+///
+/// Read through its `Deref` to [`SkBuff`]; edited through its own
+/// methods only. A `&mut SkBuff` of it would let `core::mem::swap()` put
+/// the skb of a packet not classified (of a request or timewait socket)
+/// in its place, whose socket [`Self::full_sock`] would then read as full.
+#[repr(transparent)]
+pub struct ClassifiedSkb(SkBuff);
+
+impl ClassifiedSkb {
+    #[inline]
+    fn from_ref(skb: &SkBuff) -> &Self {
+        // SAFETY: `ClassifiedSkb` is a transparent `SkBuff`.
+        unsafe { &*core::ptr::from_ref(skb).cast::<Self>() }
+    }
+
+    #[inline]
+    fn from_mut(skb: &mut SkBuff) -> &mut Self {
+        // SAFETY: `ClassifiedSkb` is a transparent `SkBuff`; the callers
+        // lend only the skbs of `FullOrNoSock` packets.
+        unsafe { &mut *core::ptr::from_mut(skb).cast::<Self>() }
+    }
+
+    /// Returns the packet's socket, full if any: no test of its kind.
+    #[inline]
+    pub fn full_sock(&self) -> Option<FullSockRef<'_>> {
+        // SAFETY: The skb is of a `FullOrNoSock` packet (only such are
+        // lent as a `ClassifiedSkb`, and none can be put in its place):
+        // no socket or a full one, which the skb holds while it is
+        // borrowed.
+        self.0
+            .sk_raw()
+            .map(|sk| unsafe { FullSockRef::from_raw(sk) })
+    }
+
+    /// [`SkBuff::get_hash`].
+    #[inline]
+    pub fn get_hash(&mut self) -> u32 {
+        self.0.get_hash()
+    }
+
+    /// [`SkBuff::set_ce`].
+    #[inline]
+    pub fn set_ce(&mut self) -> CeMark {
+        self.0.set_ce()
+    }
+
+    /// [`SkBuff::set_tstamp`].
+    #[inline]
+    pub fn set_tstamp(&mut self, tstamp: u64) {
+        self.0.set_tstamp(tstamp)
+    }
+
+    /// [`SkBuff::qdisc_cb_mut`].
+    #[inline]
+    pub fn qdisc_cb_mut<C: QdiscCb>(&mut self) -> &mut C {
+        self.0.qdisc_cb_mut()
+    }
+}
+
+impl Deref for ClassifiedSkb {
+    type Target = SkBuff;
+
+    #[inline]
+    fn deref(&self) -> &SkBuff {
+        &self.0
     }
 }
 
@@ -237,12 +306,6 @@ pub struct Queued<T: QdiscOps, S: SockKnown = AnySock>(
 );
 
 impl<T: QdiscOps> Queued<T, FullOrNoSock> {
-    /// Returns the packet's socket, full if any: no test of its kind.
-    #[inline]
-    pub fn full_sock(&self) -> Option<FullSockRef<'_>> {
-        full_sock_of(&self.0)
-    }
-
     /// The same packet, as dequeue returns it.
     #[inline]
     pub fn forget_sock(self) -> Queued<T> {
@@ -250,7 +313,7 @@ impl<T: QdiscOps> Queued<T, FullOrNoSock> {
     }
 }
 
-impl<T: QdiscOps, S: SockKnown> Deref for Queued<T, S> {
+impl<T: QdiscOps> Deref for Queued<T> {
     type Target = SkBuff;
 
     #[inline]
@@ -259,10 +322,26 @@ impl<T: QdiscOps, S: SockKnown> Deref for Queued<T, S> {
     }
 }
 
-impl<T: QdiscOps, S: SockKnown> DerefMut for Queued<T, S> {
+impl<T: QdiscOps> DerefMut for Queued<T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut SkBuff {
         &mut self.0
+    }
+}
+
+impl<T: QdiscOps> Deref for Queued<T, FullOrNoSock> {
+    type Target = ClassifiedSkb;
+
+    #[inline]
+    fn deref(&self) -> &ClassifiedSkb {
+        ClassifiedSkb::from_ref(&self.0)
+    }
+}
+
+impl<T: QdiscOps> DerefMut for Queued<T, FullOrNoSock> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut ClassifiedSkb {
+        ClassifiedSkb::from_mut(&mut self.0)
     }
 }
 
