@@ -97,7 +97,8 @@
  * verbose=1 writes the observation stream with each operation's hash.
  *
  * ooo=N replaces the seeds by two runs of one flow fed N skbs whose EDTs
- * defeat a walk of the flow's list (see run_ooo()).
+ * defeat a walk of the flow's list (see run_ooo()); ooo_rand=M makes the
+ * second run, of random EDTs, M skbs (at most N).
  *
  * slackexp=MS replaces the seeds by the timer_slack experiment of Linux's
  * "net_sched: sch_fq: enable use of hrtimer slack": exp_flows paced
@@ -172,6 +173,10 @@ MODULE_PARM_DESC(shared, "referenced (shared) skbs are ECN-capable too");
 static uint ooo;
 module_param(ooo, uint, 0444);
 MODULE_PARM_DESC(ooo, "instead of seeds: one flow fed this many skbs out of time order");
+
+static uint ooo_rand;
+module_param(ooo_rand, uint, 0444);
+MODULE_PARM_DESC(ooo_rand, "skbs of the ooo run in random order, at most ooo (default: ooo)");
 
 static uint slackexp;
 module_param(slackexp, uint, 0444);
@@ -2015,7 +2020,7 @@ static int oracle_run(struct oracle *o)
 		return run_fill(o, fill);
 	if (ooo) {
 		err = run_ooo(o, ooo, false);
-		return err ?: run_ooo(o, ooo, true);
+		return err ?: run_ooo(o, ooo_rand ? min(ooo_rand, ooo) : ooo, true);
 	}
 	for (k = 0; k < seeds && !err; k++) {
 		u64 s = seed + k;
