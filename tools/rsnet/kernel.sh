@@ -24,6 +24,9 @@ pristine=$RSNET_CACHE/pristine-$srcver
 src=$(ksrc_dir)
 build=$(kbuild_dir)
 frags=("$RSNET_TOP/.config.fragment")
+# The test kernels' own options (configs/check.fragment), not the
+# benchmark kernel's.
+case $KCONFIG in default | kasan) frags+=("$RSNET_TOP/configs/check.fragment") ;; esac
 if [ "$KCONFIG" != default ]; then
 	[ -f "$RSNET_TOP/configs/$KCONFIG.fragment" ] || die "unknown KCONFIG=$KCONFIG (no configs/$KCONFIG.fragment)"
 	frags+=("$RSNET_TOP/configs/$KCONFIG.fragment")
