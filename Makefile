@@ -17,6 +17,9 @@
 #                 survived, the kill rate (make check runs a sample)
 #   make fuzz     random fq netlink requests, C against Rust, at scale
 #                 (fq_fuzz.sh; FQ_FUZZ_SETS=50000)
+#   make profile  TESTS="a.sh ...": those test programs in one VM under a
+#                 TCG plugin, the functions that ran the most guest
+#                 instructions (lockdep, unwinder, kmemleak, user shares)
 #   make lint     rustfmt, clippy and checkpatch
 #   make series   the patch series for a 7.2 tree ($RSNET_CACHE/series)
 #   make series-check  that series applied to the pristine tree, built
@@ -35,7 +38,7 @@
 
 T := tools/rsnet
 export KCONFIG KDIR RSNET_CACHE TESTS VM_TIMEOUT ROUNDS BENCH CACHE REPEAT CHECK_VMS
-export ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
+export ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_OOO_RAND ORACLE_SLACK_MS FQ_SOCKETS FQ_SOCKETS_DELAY_MS
 export FQ_MUTANTS FQ_MUTANTS_SEED MUTANT_SEEDS
 export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM EACH_X86 SUITE ARM64 ARM32 RECHECK
 # CMD (make vm) is a shell command for the VM, run exactly as typed: make
@@ -43,7 +46,7 @@ export FQ_FUZZ_SETS FQ_FUZZ_SEED SERIES_OUT EACH EACH_FROM EACH_X86 SUITE ARM64 
 # $(value) into a simply expanded variable, which export passes on as it is.
 export RSNET_VM_CMD := $(value CMD)
 
-.PHONY: all deps kernel modules check oracle mutants fuzz run vm bench lint series series-check clean
+.PHONY: all deps kernel modules check oracle mutants fuzz run vm bench profile lint series series-check clean
 all: modules
 
 deps:
@@ -56,11 +59,11 @@ check:
 	@bash $(T)/check.sh
 # The differential oracle alone, large: 1,000 seeds x 1,000 operations per
 # implementation by default, in virtual time, and the timer_slack
-# experiment over 10 virtual seconds (make check runs 60 x 1,000 and
-# 100 ms).
+# experiment over 10 virtual seconds, and the out-of-order flow's random
+# run with 100,000 skbs (make check runs 60 x 1,000, 100 ms and 20,000).
 oracle:
 	@TESTS=fq_oracle.sh CHECK_VMS=1 ORACLE_SEEDS=$${ORACLE_SEEDS:-1000} \
-		ORACLE_PSEEDS=$${ORACLE_PSEEDS:-20} \
+		ORACLE_PSEEDS=$${ORACLE_PSEEDS:-20} ORACLE_OOO_RAND=$${ORACLE_OOO_RAND:-100000} \
 		ORACLE_OPS=$${ORACLE_OPS:-1000} ORACLE_SLACK_MS=$${ORACLE_SLACK_MS:-10000} \
 		kselftest_override_timeout=7200 bash $(T)/check.sh
 # Every mutant of the Rust fq through the oracle (fq_mutants.sh): the
@@ -80,6 +83,8 @@ run:
 	@bash $(T)/run.sh
 bench:
 	@bash $(T)/bench.sh
+profile:
+	@bash $(T)/profile.sh
 # make's own exit status is 0 or 2, so a failing command's status is
 # printed as a last line ("[rsnet] command exited with status N") and make
 # fails; tools/rsnet/vm.sh bash -c '...' exits with the status itself.

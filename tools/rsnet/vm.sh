@@ -85,7 +85,8 @@ else
 	# vCPU, QEMU 7.2 let a vCPU run a stale int3 of a text_poke_bp() that
 	# the other had finished (an "Oops: int3" at a static call site in
 	# skb_free_head() while page_pool.sh re-pointed the static calls).
-	args+=(--disable-kvm --qemu-opts="$tcg -accel tcg,thread=single")
+	# RSNET_PLUGIN here too: make profile's instruction counter.
+	args+=(--disable-kvm --qemu-opts="$tcg -accel tcg,thread=single${RSNET_PLUGIN:+ -plugin $RSNET_PLUGIN}")
 fi
 
 # The guest runs no udev. virtme-ng-init starts the host's systemd-udevd and
@@ -117,7 +118,7 @@ fi
 guest_cmd=$(printf 'export RSNET_KSRC=%q RSNET_RESULTS=%q RSNET_TOP=%q RSNET_VENV=%q PATH=%q:"$PATH";' \
 	"$ksrc" "$results" "$RSNET_TOP" "$VENV" "$VENV/bin")
 # The tests' own knobs, set on the host, reach them in the guest.
-for v in ZC_ROUNDS ZC_BYTES ZC_BUF FQ_FUZZ_SETS FQ_FUZZ_SEED ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_SLACK_MS MUTANT_SEEDS FQ_SOCKETS FQ_SOCKETS_DELAY_MS kselftest_override_timeout; do
+for v in ZC_ROUNDS ZC_BYTES ZC_BUF FQ_FUZZ_SETS FQ_FUZZ_SEED ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_OOO_RAND ORACLE_SLACK_MS MUTANT_SEEDS FQ_SOCKETS FQ_SOCKETS_DELAY_MS kselftest_override_timeout; do
 	[ -n "${!v:-}" ] && guest_cmd+=$(printf ' export %s=%q;' "$v" "${!v}")
 done
 guest_cmd+=$(printf ' %q' "$@")
