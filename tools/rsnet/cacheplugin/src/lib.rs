@@ -44,13 +44,17 @@ use qemu_plugin_sys::{
     qemu_plugin_tb_get_insn, qemu_plugin_tb_n_insns, qemu_plugin_tb_vaddr, QEMU_PLUGIN_VERSION,
 };
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::io::Write;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The plugin API version this plugin is built for (QEMU checks it).
+#[path = "../../plugin_common.rs"]
+mod plugin_common;
+use plugin_common::{out_arg, pack_tb, unpack_tb};
+
 #[no_mangle]
 pub static qemu_plugin_version: c_int = QEMU_PLUGIN_VERSION as c_int;
 
@@ -248,19 +252,6 @@ unsafe extern "C" fn on_tb(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
             pack_tb(qemu_plugin_tb_vaddr(tb), n) as *mut c_void,
         );
     }
-}
-
-/// A block's address and instruction count in one word: x86-64 virtual
-/// addresses are 48 bits, sign-extended, so the count (at most 512 a
-/// block) fits in the top 16 bits.
-fn pack_tb(vaddr: u64, n: usize) -> usize {
-    ((vaddr & ((1 << 48) - 1)) | ((n as u64) << 48)) as usize
-}
-
-/// The address and count [`pack_tb`] packed.
-fn unpack_tb(word: usize) -> (u64, u64) {
-    let w = word as u64;
-    (((w << 16) as i64 >> 16) as u64, w >> 48)
 }
 
 /// A block starts on `vcpu`: inside a region, its instructions count for
@@ -464,15 +455,8 @@ pub unsafe extern "C" fn qemu_plugin_install(
     argc: c_int,
     argv: *mut *mut c_char,
 ) -> c_int {
-    let mut out = None;
-    for i in 0..argc.max(0) as usize {
-        // SAFETY: QEMU passes `argc` C strings.
-        let arg = unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy();
-        if let Some(path) = arg.strip_prefix("out=") {
-            out = Some(path.to_owned());
-        }
-    }
-    let Some(out) = out else {
+    // SAFETY: QEMU passes `argc` C strings.
+    let Some(out) = (unsafe { out_arg(argc, argv) }) else {
         eprintln!("cacheplugin: out=FILE is required");
         return -1;
     };
