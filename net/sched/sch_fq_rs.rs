@@ -34,7 +34,7 @@ use kernel::net::sched::{
 };
 use kernel::net::skbuff::{
     ktime_mono_to_any, ktime_mono_to_real, net_ratelimit, skb_clock, tcp_state, DropReason,
-    FullSockRef, SkBuff, SkbTimeQueue, TkOffs,
+    FullSockRef, RtnlFree, SkBuff, SkbTimeQueue, TkOffs,
 };
 use kernel::prelude::*;
 use kernel::str::CStr;
@@ -43,7 +43,6 @@ use kernel::time::{
     jiffies, jiffies_to_usecs, ktime_get_ns, msecs_to_jiffies, time_after, usecs_to_jiffies,
     Jiffies,
 };
-use kernel::transmute::AsBytes;
 use kernel::uapi;
 
 kernel::module_qdisc! {
@@ -68,9 +67,11 @@ const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// The most seconds of uptime a `CLOCK_MONOTONIC` time stands for
 /// (`TIME_UPTIME_SEC_MAX`, 30 years, as `include/linux/time64.h`).
 const TIME_UPTIME_SEC_MAX: i64 = 30 * 365 * 24 * 3600;
-/// The most flows a qdisc holds (C has no limit but memory): a new flow
-/// that finds the table full even after a sweep for idle flows has its
-/// packet dropped (`QDISC_DROP_MAXFLOWS`), counted in `maxflows_drops`.
+/// The most flows a qdisc holds (C has no limit but memory; 400 MB of
+/// flows here): a new flow that finds the table full even after a sweep
+/// for idle flows is one that could not be made, as where C's allocation
+/// fails: its packet takes the fast path queue, counted in
+/// `allocation_errors`. No packet is dropped that C would send.
 const FQ_MAX_FLOWS: u32 = FlowTable::<Flow>::MAX_LEN;
 
 /// The hash of a flow key: its low bits pick the chain, so that a chain's
@@ -323,8 +324,6 @@ struct FqState {
     stat_flows_plimit: u64,
     stat_pkts_too_long: u64,
     stat_allocation_errors: u64,
-    /// New flows refused at the table's limit (Rust only: C has none).
-    stat_maxflows_drops: u64,
 }
 
 impl FqSchedData {
@@ -363,8 +362,6 @@ enum Class<'t> {
     Internal,
     /// The packet's flow.
     Flow(FlowMut<'t, Flow>),
-    /// A new flow, refused at the table's limit.
-    Full,
 }
 
 impl FqState {
@@ -462,7 +459,7 @@ impl FqState {
             flow,
             created,
             collected,
-            full,
+            ..
         } = table.lookup(
             key,
             usize::MAX,
@@ -482,12 +479,8 @@ impl FqState {
             self.stat_gc_flows = self.stat_gc_flows.wrapping_add(u64::from(collected));
         }
         let Some(mut f) = flow else {
-            // At the limit the table may stay full: none of fq's controls
-            // would hold for the traffic of new flows there.
-            if full {
-                return (skb, Class::Full);
-            }
-            // Out of memory, C's case: the fast path queue, for a moment.
+            // Out of memory, or of room in the table (`full`): C's case
+            // of a flow it cannot allocate, the fast path queue.
             self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
             return (skb, Class::Internal);
         };
@@ -698,11 +691,12 @@ impl FqSchedData {
     /// `fq_reset()`: drop all packets and flows; statistics stay (the
     /// adapter zeroes the qdisc's queue counters before, as C's
     /// `WRITE_ONCE()`s here do, and after).
-    fn fq_reset(&mut self) {
-        self.st.internal.queue = SkbTimeQueue::new();
+    fn fq_reset(&mut self, free: &mut RtnlFree<'_>) {
+        // The packets are freed after RTNL is released, outside the root
+        // lock (C's `fq_flow_purge()`); the flows here.
+        self.st.internal.queue.free_all(free);
         self.st.internal.qlen = 0;
-        // Freeing the flows frees their packets.
-        self.table.clear();
+        self.table.clear_with(|f| f.queue.free_all(free));
         self.st.band_pkt_count = [0; BAND_SLOTS];
         self.st.inactive_flows = 0;
     }
@@ -996,7 +990,6 @@ impl QdiscOps for Fq {
                 stat_flows_plimit: 0,
                 stat_pkts_too_long: 0,
                 stat_allocation_errors: 0,
-                stat_maxflows_drops: 0,
             },
         };
         q.apply(&cfg);
@@ -1047,10 +1040,6 @@ impl QdiscOps for Fq {
         let mut f = match class {
             Class::Flow(f) => f,
             Class::Internal => return FqSchedData::internal_enqueue(&mut q.st.internal, skb),
-            Class::Full => {
-                q.st.stat_maxflows_drops = q.st.stat_maxflows_drops.wrapping_add(1);
-                return to_free.drop(skb, DropReason::Maxflows);
-            }
         };
         let cfg = &q.st.cfg;
 
@@ -1100,8 +1089,8 @@ impl QdiscOps for Fq {
         q.fq_dequeue(sch).map(FqSkb::forget_sock)
     }
 
-    fn reset(_sch: &Qdisc<Self>, q: &mut FqSchedData) {
-        q.fq_reset();
+    fn reset(_sch: &Qdisc<Self>, q: &mut FqSchedData, free: &mut RtnlFree<'_>) {
+        q.fq_reset(free);
     }
 
     fn change(sch: &mut QdiscChange<'_, Self>, opt: &NlAttr, extack: &mut ExtAck<'_>) -> Result {
@@ -1197,12 +1186,6 @@ impl QdiscOps for Fq {
             band_pkt_count: core::array::from_fn(|i| q.st.band_pkt_count[i]),
             pad: 0,
         };
-        // C's struct, then what only the Rust fq counts: tc and other
-        // readers of `tc_fq_qd_stats` take the struct and skip the rest.
-        const N: usize = core::mem::size_of::<uapi::tc_fq_qd_stats>();
-        let mut app = [0u8; N + 8];
-        app[..N].copy_from_slice(st.as_bytes());
-        app[N..].copy_from_slice(&q.st.stat_maxflows_drops.to_ne_bytes());
-        d.copy_app(&app)
+        d.copy_app(&st)
     }
 }

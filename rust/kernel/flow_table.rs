@@ -93,8 +93,9 @@ impl ListPair {
 /// splits: 2 KiB, so that neither ever needs a high-order allocation.
 const PTR_CHUNK: usize = 256;
 
-/// Leaves of those arrays' tables: room for 16 * 256 * 256 pointers.
-const PTR_LEAVES: usize = 16;
+/// Leaves of those arrays' tables: room for 64 * 256 * 256 pointers
+/// (4,194,304 flows: 400 MB of them), 512 bytes of leaf pointers each.
+const PTR_LEAVES: usize = 64;
 
 type PtrVec<T> = ChunkVec<*mut Node<T>, PTR_CHUNK, PTR_LEAVES>;
 
@@ -370,6 +371,55 @@ unsafe impl<T: Send> Send for Chains<T> {}
 /// # Ok::<(), Error>(())
 /// ```
 ///
+/// A lookup that makes a flow also sweeps chains for idle flows, as many
+/// as a search tree of the table's flows a base chain would be deep
+/// ([`FlowTable::gc_sweep_chains`]), from where the last sweep stopped:
+/// idle flows go about as often as a tree's walks would pass them.
+///
+/// ```
+/// use kernel::context::Atomic;
+/// use kernel::flow_table::{Chains, FlowItem, FlowTable};
+///
+/// struct F;
+/// impl FlowItem for F {
+///     fn hash(key: usize) -> usize {
+///         key // A chain a flow.
+///     }
+///     fn deadline(&self) -> u64 {
+///         0
+///     }
+/// }
+///
+/// // 1,024 base chains and 1,000 flows: a flow a tree, no sweep.
+/// let mut t = FlowTable::<F>::new(Chains::new(10, &Atomic)?);
+/// for k in 0..1000 {
+///     assert!(t.lookup(k, usize::MAX, |_| false, || F, &Atomic).created);
+/// }
+/// assert_eq!(t.gc_sweep_chains(), 0);
+/// // Every flow is idle now; a new one collects on its own chain only.
+/// let l = t.lookup(1000, usize::MAX, |_| true, || F, &Atomic);
+/// assert!(l.created && l.collected <= 1);
+///
+/// // One base chain and 1,000 flows: a tree would be 9 levels deep.
+/// let mut t = FlowTable::<F>::new(Chains::new(0, &Atomic)?);
+/// for k in 0..1000 {
+///     t.lookup(k, usize::MAX, |_| false, || F, &Atomic);
+/// }
+/// assert_eq!(t.gc_sweep_chains(), 9);
+/// // A lookup that finds its flow sweeps nothing; one that makes a flow
+/// // sweeps 9 chains, a flow each here.
+/// let l = t.lookup(7, usize::MAX, |_| true, || F, &Atomic);
+/// assert!(!l.created && l.collected == 0);
+/// let l = t.lookup(1000, usize::MAX, |_| true, || F, &Atomic);
+/// assert!(l.created && l.collected >= 8);
+/// // New flows go round the table, collecting as they go.
+/// for k in 1001..1400 {
+///     t.lookup(k, usize::MAX, |_| true, || F, &Atomic);
+/// }
+/// assert!(t.len() < 400);
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// The chains follow the flows: they split as flows are made and merge as
 /// flows are collected, and their heads' memory goes with them. A table
 /// makes no flow past its [`Self::max_len`].
@@ -417,7 +467,7 @@ pub struct FlowTable<T: FlowItem> {
     seq: u64,
     len: u32,
     max_len: u32,
-    /// The chain a full table's next sweep starts at.
+    /// The chain the next sweep starts at (a full table's, or gc's).
     sweep_at: usize,
 }
 
@@ -433,7 +483,7 @@ pub struct Lookup<'t, T: FlowItem> {
     /// The flow was made by this lookup (it is detached).
     pub created: bool,
     /// Idle flows collected (freed) on the way: on the key's chain, and,
-    /// when the table was full, on the chains of the sweep.
+    /// when a flow was to be made, on the chains of a sweep.
     pub collected: u32,
     /// No flow was made because the table holds [`FlowTable::max_len`]
     /// flows (else `flow` is `None` for want of memory).

@@ -45,7 +45,7 @@ if [ ! -x "$zc" ] || [ "$zc.c" -nt "$zc" ]; then
 		die "building $zc failed" "$log"
 fi
 
-for um in udp_many udp_sink; do
+for um in udp_many udp_sink udp_churn; do
 	um=$RSNET_TOP/tools/testing/selftests/rsnet/$um
 	if [ ! -x "$um" ] || [ "$um.c" -nt "$um" ]; then
 		gcc -O2 -Wall -Wextra -Werror -o "$um" "$um.c" >>"$log" 2>&1 ||

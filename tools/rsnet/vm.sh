@@ -118,7 +118,7 @@ fi
 guest_cmd=$(printf 'export RSNET_KSRC=%q RSNET_RESULTS=%q RSNET_TOP=%q RSNET_VENV=%q PATH=%q:"$PATH";' \
 	"$ksrc" "$results" "$RSNET_TOP" "$VENV" "$VENV/bin")
 # The tests' own knobs, set on the host, reach them in the guest.
-for v in ZC_ROUNDS ZC_BYTES ZC_BUF FQ_FUZZ_SETS FQ_FUZZ_SEED ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_OOO_RAND ORACLE_SLACK_MS MUTANT_SEEDS FQ_SOCKETS FQ_SOCKETS_DELAY_MS kselftest_override_timeout; do
+for v in ZC_ROUNDS ZC_BYTES ZC_BUF FQ_FUZZ_SETS FQ_FUZZ_SEED ORACLE_SEEDS ORACLE_PSEEDS ORACLE_OPS ORACLE_SEED ORACLE_BATCH ORACLE_OOO ORACLE_OOO_RAND ORACLE_SLACK_MS MUTANT_SEEDS FQ_SOCKETS FQ_SOCKETS_DELAY_MS FQ_CHURN_N FQ_CHURN_GENS FQ_CHURN_PERIOD_MS FQ_CHURN_RETURN_N kselftest_override_timeout; do
 	[ -n "${!v:-}" ] && guest_cmd+=$(printf ' export %s=%q;' "$v" "${!v}")
 done
 guest_cmd+=$(printf ' %q' "$@")

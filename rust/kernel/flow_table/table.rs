@@ -158,9 +158,12 @@ impl<T: FlowItem> FlowTable<T> {
     /// `fq_classify()`.
     /// Detached flows met on `key`'s chain for which `stale` returns
     /// `true` are collected, at most `max_collect` of them; a lookup
-    /// that meets none walks the chain once. A new flow that would find
-    /// the table full is made room for first: the next
-    /// [`Self::SWEEP_CHAINS`] chains are swept for such flows too.
+    /// that meets none walks the chain once. Before a flow is made, the
+    /// next [`Self::gc_sweep_chains`] chains are swept for such flows, so
+    /// that an idle flow is collected about as often as a search tree's
+    /// walks would pass it; and a new flow that would find the table full
+    /// is made room for first: the next [`Self::SWEEP_CHAINS`] chains are
+    /// swept too.
     #[inline]
     pub fn lookup(
         &mut self,
@@ -229,8 +232,12 @@ impl<T: FlowItem> FlowTable<T> {
                 return self.found(cur, collected as u32);
             }
         }
+        let gc = self.gc_sweep_chains();
+        if gc > 0 {
+            self.sweep(gc, max_collect, &mut stale, &mut collected);
+        }
         if self.len >= self.max_len {
-            self.sweep(max_collect, &mut stale, &mut collected);
+            self.sweep(Self::SWEEP_CHAINS, max_collect, &mut stale, &mut collected);
         }
         if collected > 0 {
             self.shrink();
@@ -298,16 +305,31 @@ impl<T: FlowItem> FlowTable<T> {
     /// flows anywhere are found by the sweeps that follow.
     pub const SWEEP_CHAINS: usize = 64;
 
-    /// Collects idle flows (as [`Self::collect`]) on the next
-    /// [`Self::SWEEP_CHAINS`] chains.
+    /// The chains a lookup that makes a flow sweeps for idle flows:
+    /// `log2(len / base + 1)`, `base` being the chains the table was made
+    /// with. A table of `base` search trees (C's `fq_root` of
+    /// `fq_trees_log` buckets) walks that many levels to a flow, passing
+    /// as many flows that its gc may collect; a chain holds about one
+    /// flow and a lookup passes none but those of its chain. None while
+    /// the trees would hold one flow each (at most `base` flows), 6 at
+    /// 100 flows a tree.
+    #[inline]
+    pub fn gc_sweep_chains(&self) -> usize {
+        let per_base = (self.len as usize) >> self.chains.base.len().trailing_zeros();
+        (per_base + 1).ilog2() as usize
+    }
+
+    /// Collects idle flows (as [`Self::collect`]) on the next `chains`
+    /// chains, from where the last sweep stopped.
     fn sweep(
         &mut self,
+        chains: usize,
         max_collect: usize,
         stale: &mut impl FnMut(&T) -> bool,
         collected: &mut usize,
     ) {
         let n = self.chains.len();
-        for _ in 0..core::cmp::min(Self::SWEEP_CHAINS, n) {
+        for _ in 0..core::cmp::min(chains, n) {
             // The chains may have been merged since the last sweep.
             let b = if self.sweep_at < n { self.sweep_at } else { 0 };
             self.sweep_at = b + 1;
@@ -498,11 +520,21 @@ impl<T: FlowItem> FlowTable<T> {
 
     /// Frees every flow (C's `fq_reset()`).
     pub fn clear(&mut self) {
+        self.clear_with(|_| {});
+    }
+
+    /// Frees every flow, calling `f` on each one's value just before it
+    /// is dropped (to hand what it holds elsewhere first, as `fq` hands
+    /// its packets to [`RtnlFree`](crate::net::skbuff::RtnlFree)).
+    pub fn clear_with(&mut self, mut f: impl FnMut(&mut T)) {
         for b in 0..self.chains.len() {
             let mut cur = core::mem::replace(self.chains.head(b), ptr::null_mut());
             while !cur.is_null() {
                 // SAFETY: `cur` was in a chain, so live (type invariant).
                 let next = unsafe { (*cur).hnext };
+                // SAFETY: As above; with the table's `&mut` and the node
+                // out of its chain, nothing else references its value.
+                f(unsafe { &mut (*cur).val });
                 // SAFETY: Each live node is in one chain, once, and the
                 // chains, lists and heap are emptied here before any
                 // other method runs: nothing will name it.

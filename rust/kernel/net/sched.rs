@@ -21,7 +21,9 @@
 //!   the adapters take the lock (`sch_tree_lock()`) around dump and
 //!   dump_stats. These get a [`Qdisc`] and the state as `&mut Data` or
 //!   `&Data`; a `Qdisc` has no way to take the lock, so none of them can
-//!   deadlock on it or make a second reference to the state.
+//!   deadlock on it or make a second reference to the state. Reset (under
+//!   RTNL too) also gets an [`RtnlFree`], which frees the packets it is
+//!   given after RTNL is released, as C's qdiscs free theirs.
 //! - init runs once on a qdisc no other context can see yet, before the
 //!   state exists: it gets a [`QdiscInit`], which cannot reach the state.
 //! - change runs under RTNL without the root lock: it gets a
@@ -42,7 +44,7 @@ use crate::{
     error::{from_result, to_result, Result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     net::netlink::{ExtAck, NlAttr, NlMsg},
-    net::skbuff::SkBuff,
+    net::skbuff::{RtnlFree, SkBuff},
     prelude::*,
     str::CStr,
     sync::atomic::{Atomic, Full},
@@ -308,8 +310,10 @@ pub trait QdiscOps: Sized + 'static {
 
     /// Drops every queued packet (every [`Queued`] the state holds) and
     /// forgets the flows; the adapter zeroes the queue counts before and
-    /// after it.
-    fn reset(sch: &Qdisc<Self>, q: &mut Self::Data);
+    /// after it. Packets given to `free` are freed once RTNL is released
+    /// (C's `rtnl_kfree_skbs()`), outside the root lock; the others where
+    /// they are dropped.
+    fn reset(sch: &Qdisc<Self>, q: &mut Self::Data, free: &mut RtnlFree<'_>);
 
     /// Applies new options (`tc qdisc change`).
     fn change(_sch: &mut QdiscChange<'_, Self>, _opt: &NlAttr, _extack: &mut ExtAck<'_>) -> Result {
@@ -421,11 +425,14 @@ impl<T: QdiscOps> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the stack on a qdisc of `T` under its root lock, or when
-    /// nothing else can reach it any more (`__qdisc_destroy()`).
+    /// Called by the stack on a qdisc of `T` under RTNL and its root lock,
+    /// or under RTNL when nothing else can reach it any more
+    /// (`__qdisc_destroy()`).
     unsafe extern "C" fn reset(sch: *mut bindings::Qdisc) {
         // SAFETY: Called under the root lock, or with the qdisc to
         // ourselves; `initialised` is only written under the same rules.
+        // RTNL is held for the call, so for the `RtnlFree`, which does not
+        // outlive it.
         // The counts are written once each (`WRITE_ONCE()`), for the
         // readers that do not take the lock.
         unsafe {
@@ -436,7 +443,14 @@ impl<T: QdiscOps> Adapter<T> {
             ptr::write_volatile(qlen, 0);
             ptr::write_volatile(backlog, 0);
             if (*Qdisc::<T>::priv_of(sch)).initialised {
-                T::reset(Qdisc::<T>::from_raw(sch), Qdisc::<T>::data_mut(sch));
+                // Every reset runs under RTNL (`__qdisc_reset_queue()`
+                // asserts it of every qdisc's).
+                let mut free = RtnlFree::new();
+                T::reset(
+                    Qdisc::<T>::from_raw(sch),
+                    Qdisc::<T>::data_mut(sch),
+                    &mut free,
+                );
             }
             // ... nor after, whatever `T::reset` left (`qdisc_reset()`
             // zeroes them after it too).

@@ -25,7 +25,7 @@ mod sock;
 
 pub use drop_reason::DropReason;
 pub use qdisc_cb::{CbField, QdiscCb, QDISC_CB_PRIV_LEN};
-pub use queue::{OwnedSkb, QueueLen, SkbQueue, SkbTimeQueue, TimeQueueFront};
+pub use queue::{OwnedSkb, QueueLen, RtnlFree, SkbQueue, SkbTimeQueue, TimeQueueFront};
 pub use sock::{tcp_state, FullSockRef, SockRef};
 
 /// An owned `struct sk_buff`: the holder of one reference, given back with

@@ -4,7 +4,7 @@
 //! the closure `change` runs under the root lock ([`QdiscLocked`]) see it.
 
 use super::{Qdisc, QdiscOps};
-use crate::{bindings, context::ProcessContext};
+use crate::{bindings, context::ProcessContext, net::skbuff::RtnlFree};
 use core::{marker::PhantomData, ops::Deref};
 
 /// A new qdisc, as `init` sees it: not yet visible to any other context,
@@ -139,6 +139,10 @@ impl<T: QdiscOps> QdiscLocked<'_, T> {
     /// parent would touch a class that is gone (HTB's `qlen_notify` with a
     /// class not found); and from `dequeue` it would recurse.
     pub fn drop_to_limit(&self, q: &mut T::Data) -> u32 {
+        // SAFETY: `change` runs under RTNL, and this handle lives inside
+        // it; the skbs are freed after `change`, outside the lock, as C's
+        // `fq_change()` frees them (`rtnl_kfree_skbs()`).
+        let mut free = unsafe { RtnlFree::new() };
         // C counts these in `unsigned int`s, wrapping.
         let (mut n, mut len) = (0u32, 0u32);
         while self.0.qlen() > self.0.limit() {
@@ -151,7 +155,7 @@ impl<T: QdiscOps> QdiscLocked<'_, T> {
             };
             n = n.wrapping_add(1);
             len = len.wrapping_add(skb.qdisc_pkt_len());
-            drop(skb);
+            free.free(skb);
         }
         self.0.tree_reduce_backlog(n, len);
         n

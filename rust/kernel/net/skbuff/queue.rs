@@ -44,6 +44,51 @@ unsafe impl OwnedSkb for SkBuff {
     }
 }
 
+/// Where a qdisc's reset and change put the skbs they drop: freed once
+/// RTNL is released (`rtnl_kfree_skbs()`), as C's qdiscs free them, so
+/// that however many packets a qdisc holds, the root lock and bottom
+/// halves are held for its flows only, not for each packet's free.
+///
+/// Made only where RTNL is held for `'a` (a qdisc's reset and change);
+/// neither `Send` nor `Sync`, so it is used there only.
+pub struct RtnlFree<'a> {
+    _p: PhantomData<(&'a mut (), *mut ())>,
+}
+
+impl RtnlFree<'_> {
+    /// The frees of the caller's RTNL section.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds RTNL for as long as the value lives.
+    #[inline]
+    pub(crate) unsafe fn new() -> Self {
+        Self { _p: PhantomData }
+    }
+
+    /// Frees `skb` once RTNL is released.
+    #[inline]
+    pub fn free<S: OwnedSkb>(&mut self, skb: S) {
+        let p = skb.into_raw().as_ptr();
+        // SAFETY: RTNL is held (type invariant, from `new`), which guards
+        // the list; `p` is ours, and the list takes it.
+        unsafe { Self::free_chain(p, p) };
+    }
+
+    /// Frees the skbs from `head` to `tail`, linked by `next`, once RTNL
+    /// is released.
+    ///
+    /// # Safety
+    ///
+    /// RTNL is held; the caller owns every skb of the chain and gives
+    /// them up; `tail` is reached from `head` through `next`.
+    #[inline]
+    unsafe fn free_chain(head: *mut bindings::sk_buff, tail: *mut bindings::sk_buff) {
+        // SAFETY: By the caller's promise.
+        unsafe { bindings::rtnl_kfree_skbs(head, tail) };
+    }
+}
+
 mod sealed {
     /// The count's operations, private to this module (nothing outside
     /// can name the trait, so nothing can implement it or call them).
@@ -242,6 +287,22 @@ impl<S: OwnedSkb, L: QueueLen> SkbQueue<S, L> {
             self.tail = p;
         }
         self.len.inc();
+    }
+
+    /// Empties the queue into `free`, its skbs freed once RTNL is
+    /// released: the whole chain at once, as C's `rtnl_kfree_skbs(head,
+    /// tail)`.
+    #[inline]
+    pub fn free_all(&mut self, _free: &mut RtnlFree<'_>) {
+        if self.head.is_null() {
+            return;
+        }
+        // SAFETY: A `RtnlFree` exists only while RTNL is held; the queue
+        // owns the chain from `head` to `tail` (type invariant) and gives
+        // it up: it is empty after.
+        unsafe { RtnlFree::free_chain(self.head, self.tail) };
+        self.head = core::ptr::null_mut();
+        self.len = L::ZERO;
     }
 
     /// Removes and returns the first skb.
@@ -448,6 +509,20 @@ impl<S: OwnedSkb> SkbTimeQueue<S> {
         // [`SkBuff`]).
         let skb = core::mem::ManuallyDrop::new(unsafe { S::from_raw(NonNull::new_unchecked(p)) });
         key(&skb)
+    }
+
+    /// Empties the queue into `free`, its skbs freed once RTNL is
+    /// released (C's `fq_flow_purge()`).
+    pub fn free_all(&mut self, free: &mut RtnlFree<'_>) {
+        loop {
+            let t = self.tree_first();
+            if t.is_null() {
+                break;
+            }
+            // SAFETY: `t` is the first skb of our tree.
+            free.free(unsafe { self.take_tree_skb(t) });
+        }
+        self.list.free_all(free);
     }
 
     /// The tree's first skb, or null.

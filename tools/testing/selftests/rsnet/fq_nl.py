@@ -139,9 +139,9 @@ def dump(nl, ifindex, root=True):
         opts = {str(k): v.hex() for k, v in sorted(parse_attrs(attrs.get(TCA_OPTIONS, b"")).items())}
         xs = attrs.get(TCA_XSTATS)
         stats = dict(zip(FQ_STATS_NAMES, FQ_STATS.unpack(xs[:FQ_STATS.size]))) if xs else None
-        # The Rust fq appends maxflows_drops to C's struct.
-        if stats is not None and len(xs) >= FQ_STATS.size + 8:
-            stats["maxflows_drops"] = struct.unpack_from("=Q", xs, FQ_STATS.size)[0]
+        # The whole attribute: C's struct and nothing more, in both.
+        if stats is not None:
+            stats["xstats_bytes"] = len(xs)
         return opts, stats
     return None
 

@@ -182,9 +182,15 @@ static uint slackexp;
 module_param(slackexp, uint, 0444);
 MODULE_PARM_DESC(slackexp, "instead of seeds: the timer_slack experiment, this many virtual ms");
 
+/*
+ * New flows of the table limit run after fq's gc age: more than the
+ * Rust fq's gc sweep of a jiffy frees room for, so that a full table's
+ * own sweep is needed too.
+ */
+#define OR_FILL_LATER	1000
 static uint fill;
 module_param(fill, uint, 0444);
-MODULE_PARM_DESC(fill, "instead of seeds: packets of this many new flows, then of 64 more after fq's gc age");
+MODULE_PARM_DESC(fill, "instead of seeds: packets of this many new flows, then of " __stringify(OR_FILL_LATER) " more after fq's gc age");
 
 static uint exp_flows = 1000;
 module_param(exp_flows, uint, 0444);
@@ -240,7 +246,6 @@ struct oracle {
 	u64 requests;			/* watchdog requests seen */
 	/* what the script follows of the configuration (from the dumps) */
 	u32 orphan_mask, buckets_log, timer_slack, horizon_us, refill_us;
-	u64 maxflows_drops;		/* sch_fq_rs's, from the last xstats */
 	u32 quantum, initial_quantum;
 	/* gc (see the header) */
 	bool gc_exact;
@@ -518,13 +523,9 @@ static int read_xstats(struct oracle *o, struct tc_fq_qd_stats *st)
 		return -EMSGSIZE;
 	nest = (struct nlattr *)o->scratch->data;
 	nla_for_each_nested(a, nest, rem) {
-		/* sch_fq_rs appends maxflows_drops (u64) to C's struct. */
-		if (nla_type(a) == TCA_STATS_APP && nla_len(a) >= sizeof(*st)) {
+		/* Both dump C's struct, and nothing more. */
+		if (nla_type(a) == TCA_STATS_APP && nla_len(a) == sizeof(*st)) {
 			memcpy(st, nla_data(a), sizeof(*st));
-			o->maxflows_drops = 0;
-			if (nla_len(a) >= sizeof(*st) + sizeof(u64))
-				memcpy(&o->maxflows_drops, nla_data(a) + sizeof(*st),
-				       sizeof(u64));
 			found = true;
 		}
 	}
@@ -638,6 +639,26 @@ static void clone_put(struct oracle *o, u32 id)
 }
 
 /* Skbs the qdisc freed outside enqueue and dequeue (change, reset). */
+/*
+ * The skbs the qdisc has let go of and nobody has observed yet: freed
+ * (the qdisc's alone) or down to our reference. Read before RTNL is
+ * released, it tells the packets a reset or change freed at once from
+ * those it left to rtnl_kfree_skbs(), which frees them after
+ * rtnl_unlock(), outside the root lock, as C's fq does.
+ */
+static u32 count_let_go(struct oracle *o)
+{
+	u32 id, n = 0;
+
+	for (id = 0; id < o->nskbs; id++) {
+		if (o->flags[id] & OR_UNREF)
+			n += (o->flags[id] & (OR_FREED | OR_SEEN)) == OR_FREED;
+		else
+			n += o->skbs[id] && refcount_read(&o->skbs[id]->users) == 1;
+	}
+	return n;
+}
+
 static void observe_freed(struct oracle *o, char tag)
 {
 	u32 id;
@@ -1296,14 +1317,17 @@ static struct nlattr *build_change(struct oracle *o, struct sk_buff *m, u32 *kin
 static int op_change(struct oracle *o, struct nlattr *opt, u32 kind)
 {
 	struct netlink_ext_ack extack = {};
+	u32 before, early;
 	int err, ret;
 
 	rtnl_lock();
+	before = count_let_go(o);
 	err = o->fq_ops->change(o->sch, opt, &extack);
 	ret = observe_options(o);
+	early = count_let_go(o) - before;
 	/* rtnl_kfree_skbs() frees what change dropped only now. */
 	rtnl_unlock();
-	obs(o, 'c', "kind %llu err %lld", (u64)kind, (s64)err);
+	obs(o, 'c', "kind %llu err %lld freed under RTNL %llu", (u64)kind, (s64)err, (u64)early);
 	if (verbose && extack._msg)
 		rep(o, "%u m %s\n", o->op, extack._msg);
 	observe_freed(o, 'C');
@@ -1367,13 +1391,17 @@ static int new_epoch(struct oracle *o, struct sk_buff *m)
 
 static void op_reset(struct oracle *o)
 {
+	u32 before, early;
+
 	o->reset_flows += o->last_flows;
 	rtnl_lock();
+	before = count_let_go(o);
 	spin_lock_bh(o->root_lock);
 	qdisc_reset(o->sch);
 	spin_unlock_bh(o->root_lock);
+	early = count_let_go(o) - before;
 	rtnl_unlock();
-	obs(o, 'r', "reset");
+	obs(o, 'r', "reset, freed under RTNL %llu", (u64)early);
 	observe_freed(o, 'R');
 }
 
@@ -1842,11 +1870,12 @@ out:
  * dequeued after its enqueue, behind one packet due later, in frozen
  * virtual time so that no flow grows
  * old enough to be collected; then, fq's gc age later, one packet each of
- * 64 more new flows. C makes a flow for each; sch_fq_rs drops a new
- * flow's packet once its table is full (4,096 flows in the oracle's
- * build) and counts it in maxflows_drops; once flows are idle, a full
- * table sweeps for them before it refuses, so every one of the 64 is
- * taken. Reports where the first drop came and the counters.
+ * OR_FILL_LATER more new flows. C makes a flow for each; once its table is full
+ * (4,096 flows in the oracle's build) sch_fq_rs sends a new flow's packet
+ * as C sends one whose flow it cannot allocate, from the fast path queue,
+ * counted in allocation_errors; once flows are idle, a full table sweeps
+ * for them first, so every one of those gets its flow. Reports where
+ * the first drop came (none in either) and the counters.
  */
 static int fill_one(struct oracle *o, u32 hash, u32 *drops)
 {
@@ -1984,19 +2013,19 @@ static int run_fill(struct oracle *o, u32 n)
 	err = read_xstats(o, &st);
 	if (err)
 		goto out;
-	rep(o, "fill %u first_drop %u drops %u flows %u allocation_errors %llu maxflows_drops %llu\n",
-	    n, first, drops, st.flows, st.allocation_errors, o->maxflows_drops);
+	rep(o, "fill %u first_drop %u drops %u flows %u allocation_errors %llu\n",
+	    n, first, drops, st.flows, st.allocation_errors);
 	/* fq's gc age is 3 s: every flow is idle and stale now. */
 	clock_set(o, o->now + 4 * NS);
-	for (i = 0; i < 64 && !err; i++)
+	for (i = 0; i < OR_FILL_LATER && !err; i++)
 		err = fill_one(o, n + i, &later);
 	if (!err)
 		err = read_xstats(o, &st);
 	if (!err)
-		rep(o, "after_gc new 64 drops %u flows %u gc_flows %llu maxflows_drops %llu\n",
-		    later, st.flows, st.gc_flows, o->maxflows_drops);
+		rep(o, "after_gc new %u drops %u flows %u gc_flows %llu allocation_errors %llu\n",
+		    OR_FILL_LATER, later, st.flows, st.gc_flows, st.allocation_errors);
 	if (!err)
-		err = run_alloc_fail(o, n + 64);
+		err = run_alloc_fail(o, n + OR_FILL_LATER);
 out:
 	oracle_qdisc_put(o);
 	kfree_skb(m);

@@ -46,7 +46,7 @@ impl QdiscOps for Cf {
         sch.account_reset();
         None
     }
-    fn reset(_sch: &Qdisc<Self>, _q: &mut State) {}
+    fn reset(_sch: &Qdisc<Self>, _q: &mut State, _free: &mut kernel::net::skbuff::RtnlFree<'_>) {}
     fn change(_sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {
         Ok(())
     }

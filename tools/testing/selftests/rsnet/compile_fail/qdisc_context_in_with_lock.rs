@@ -61,7 +61,7 @@ impl QdiscOps for Cf {
     fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         None
     }
-    fn reset(_sch: &Qdisc<Self>, _q: &mut State) {}
+    fn reset(_sch: &Qdisc<Self>, _q: &mut State, _free: &mut kernel::net::skbuff::RtnlFree<'_>) {}
     fn change(sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {
         let ctx = sch.process_context();
         sch.with_lock(|_, q| {

@@ -49,7 +49,7 @@ impl QdiscOps for Cf {
     fn dequeue(_sch: &Qdisc<Self>, q: &mut State) -> Option<Queued<Self>> {
         q.held.pop_front()
     }
-    fn reset(_sch: &Qdisc<Self>, q: &mut State) {
+    fn reset(_sch: &Qdisc<Self>, q: &mut State, _free: &mut kernel::net::skbuff::RtnlFree<'_>) {
         q.held = SkbQueue::new();
     }
     fn change(_sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {

@@ -45,7 +45,7 @@ impl QdiscOps for Cf {
     fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         None
     }
-    fn reset(sch: &Qdisc<Self>, q: &mut State) {
+    fn reset(sch: &Qdisc<Self>, q: &mut State, _free: &mut kernel::net::skbuff::RtnlFree<'_>) {
         q.n = sch.drop_to_limit(q);
     }
     fn change(_sch: &mut QdiscChange<'_, Self>, _o: &NlAttr, _e: &mut ExtAck<'_>) -> Result {

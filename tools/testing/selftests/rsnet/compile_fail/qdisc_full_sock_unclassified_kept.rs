@@ -63,7 +63,7 @@ impl QdiscOps for Cf {
         }
         Some(skb.forget_sock())
     }
-    fn reset(_sch: &Qdisc<Self>, q: &mut State) {
+    fn reset(_sch: &Qdisc<Self>, q: &mut State, _free: &mut kernel::net::skbuff::RtnlFree<'_>) {
         q.n = 0;
         q.held = SkbQueue::new();
     }

@@ -52,7 +52,7 @@ impl QdiscOps for Cf {
     fn dequeue(_sch: &Qdisc<Self>, _q: &mut State) -> Option<Queued<Self>> {
         None
     }
-    fn reset(_sch: &Qdisc<Self>, _q: &mut State) {}
+    fn reset(_sch: &Qdisc<Self>, _q: &mut State, _free: &mut kernel::net::skbuff::RtnlFree<'_>) {}
     fn dump(_sch: &Qdisc<Self>, _q: &State, _m: &mut NlMsg<'_>) -> Result {
         Ok(())
     }
