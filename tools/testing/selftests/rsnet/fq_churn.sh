@@ -72,9 +72,18 @@ run() {
 	exec 8<&-
 	wait
 	flows[$impl]=${c[0]:-0}
-	# What fq holds: what deleting it gives back (no packet is queued).
-	sleep 1
+	# What fq holds: what deleting it gives back (no packet is queued),
+	# once the closed sockets' memory (freed after an RCU grace period)
+	# has stopped moving: two reads 0.5 s apart within 16 kB, for 5 s at
+	# most.
+	local prev t
 	memb=$(sunreclaim)
+	for t in 1 2 3 4 5 6 7 8 9 10; do
+		nap 0.5
+		prev=$memb
+		memb=$(sunreclaim)
+		[ $((memb - prev)) -le 16 ] && [ $((prev - memb)) -le 16 ] && break
+	done
 	tc qdisc del dev $DEV root
 	sleep 0.5
 	memd=$(sunreclaim)
