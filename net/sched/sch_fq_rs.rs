@@ -67,7 +67,7 @@ const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// The most seconds of uptime a `CLOCK_MONOTONIC` time stands for
 /// (`TIME_UPTIME_SEC_MAX`, 30 years, as `include/linux/time64.h`).
 const TIME_UPTIME_SEC_MAX: i64 = 30 * 365 * 24 * 3600;
-/// The most flows a qdisc holds (C has no limit but memory; 400 MB of
+/// The most flows a qdisc holds (C has no limit but memory; 100 MB of
 /// flows here): a new flow that finds the table full even after a sweep
 /// for idle flows is one that could not be made, as where C's allocation
 /// fails: its packet takes the fast path queue, counted in

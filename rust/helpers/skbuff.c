@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <net/inet_ecn.h>
 #include <net/sock.h>
@@ -73,4 +74,14 @@ __rust_helper bool rust_helper_skb_ecn_settable(const struct sk_buff *skb)
 	}
 	ecn &= INET_ECN_MASK;
 	return ecn == INET_ECN_ECT_0 || ecn == INET_ECN_ECT_1;
+}
+
+/*
+ * kernel::net::skbuff::RtnlFree: whether the caller holds RTNL, which
+ * guards the list rtnl_kfree_skbs() adds to. Exact with lockdep; without
+ * it, whether RTNL is held at all. Warns once if not.
+ */
+__rust_helper bool rust_helper_rtnl_held_for_free(void)
+{
+	return !WARN_ON_ONCE(!rtnl_is_locked() || !lockdep_rtnl_is_held());
 }

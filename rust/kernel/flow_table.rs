@@ -93,9 +93,10 @@ impl ListPair {
 /// splits: 2 KiB, so that neither ever needs a high-order allocation.
 const PTR_CHUNK: usize = 256;
 
-/// Leaves of those arrays' tables: room for 64 * 256 * 256 pointers
-/// (4,194,304 flows: 400 MB of them), 512 bytes of leaf pointers each.
-const PTR_LEAVES: usize = 64;
+/// Leaves of those arrays' tables: room for 16 * 256 * 256 pointers,
+/// 128 bytes of leaf pointers in the table each (more would grow the
+/// qdisc's private area, and `init`'s stack, by as much again).
+const PTR_LEAVES: usize = 16;
 
 type PtrVec<T> = ChunkVec<*mut Node<T>, PTR_CHUNK, PTR_LEAVES>;
 
@@ -374,7 +375,7 @@ unsafe impl<T: Send> Send for Chains<T> {}
 /// A lookup that makes a flow also sweeps chains for idle flows, as many
 /// as a search tree of the table's flows a base chain would be deep
 /// ([`FlowTable::gc_sweep_chains`]), from where the last sweep stopped:
-/// idle flows go about as often as a tree's walks would pass them.
+/// an idle flow goes even where no lookup's chain passes it.
 ///
 /// ```
 /// use kernel::context::Atomic;

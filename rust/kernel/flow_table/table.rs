@@ -159,9 +159,9 @@ impl<T: FlowItem> FlowTable<T> {
     /// Detached flows met on `key`'s chain for which `stale` returns
     /// `true` are collected, at most `max_collect` of them; a lookup
     /// that meets none walks the chain once. Before a flow is made, the
-    /// next [`Self::gc_sweep_chains`] chains are swept for such flows, so
-    /// that an idle flow is collected about as often as a search tree's
-    /// walks would pass it; and a new flow that would find the table full
+    /// next [`Self::gc_sweep_chains`] chains are swept for such flows, as
+    /// many as a search tree's walk would pass; and a new flow that would
+    /// find the table full
     /// is made room for first: the next [`Self::SWEEP_CHAINS`] chains are
     /// swept too.
     #[inline]
@@ -309,10 +309,10 @@ impl<T: FlowItem> FlowTable<T> {
     /// `log2(len / base + 1)`, `base` being the chains the table was made
     /// with. A table of `base` search trees (C's `fq_root` of
     /// `fq_trees_log` buckets) walks that many levels to a flow, passing
-    /// as many flows that its gc may collect; a chain holds about one
-    /// flow and a lookup passes none but those of its chain. None while
-    /// the trees would hold one flow each (at most `base` flows), 6 at
-    /// 100 flows a tree.
+    /// as many flows that its gc may collect, on every lookup; a chain
+    /// holds about one flow, and only a lookup that makes a flow sweeps.
+    /// None while the trees would hold one flow each (at most `base`
+    /// flows), 6 at 100 flows a tree.
     #[inline]
     pub fn gc_sweep_chains(&self) -> usize {
         let per_base = (self.len as usize) >> self.chains.base.len().trailing_zeros();
@@ -330,15 +330,15 @@ impl<T: FlowItem> FlowTable<T> {
     ) {
         let n = self.chains.len();
         for _ in 0..core::cmp::min(chains, n) {
+            if *collected >= max_collect {
+                break;
+            }
             // The chains may have been merged since the last sweep.
             let b = if self.sweep_at < n { self.sweep_at } else { 0 };
             self.sweep_at = b + 1;
             let head: *mut *mut Node<T> = self.chains.head(b);
             // SAFETY: `head` is the head of chain `b < n` of this table.
             unsafe { self.collect(head, None, max_collect, stale, collected) };
-            if *collected >= max_collect {
-                break;
-            }
         }
     }
 

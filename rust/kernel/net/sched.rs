@@ -443,8 +443,9 @@ impl<T: QdiscOps> Adapter<T> {
             ptr::write_volatile(qlen, 0);
             ptr::write_volatile(backlog, 0);
             if (*Qdisc::<T>::priv_of(sch)).initialised {
-                // Every reset runs under RTNL (`__qdisc_reset_queue()`
-                // asserts it of every qdisc's).
+                // The stack resets a qdisc under RTNL (`qdisc_reset()`
+                // from `dev_deactivate()`, `__qdisc_destroy()`, a parent's
+                // reset); `RtnlFree` checks it.
                 let mut free = RtnlFree::new();
                 T::reset(
                     Qdisc::<T>::from_raw(sch),

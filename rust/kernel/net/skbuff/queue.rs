@@ -49,9 +49,17 @@ unsafe impl OwnedSkb for SkBuff {
 /// that however many packets a qdisc holds, the root lock and bottom
 /// halves are held for its flows only, not for each packet's free.
 ///
-/// Made only where RTNL is held for `'a` (a qdisc's reset and change);
-/// neither `Send` nor `Sync`, so it is used there only.
+/// Made only where the stack holds RTNL for `'a` (a qdisc's reset and
+/// change); neither `Send` nor `Sync`, so it is used there only. Should
+/// RTNL not be held after all (checked once, exactly with lockdep), it
+/// warns once and frees at once instead: the list `rtnl_kfree_skbs()`
+/// adds to is RTNL's.
+///
+/// # Invariants
+///
+/// If `deferred`, the current task holds RTNL for `'a`.
 pub struct RtnlFree<'a> {
+    deferred: bool,
     _p: PhantomData<(&'a mut (), *mut ())>,
 }
 
@@ -60,19 +68,26 @@ impl RtnlFree<'_> {
     ///
     /// # Safety
     ///
-    /// The caller holds RTNL for as long as the value lives.
+    /// The caller is a callback the stack calls with RTNL held, and the
+    /// value does not outlive it.
     #[inline]
     pub(crate) unsafe fn new() -> Self {
-        Self { _p: PhantomData }
+        // SAFETY: Reads the state of RTNL only.
+        let held = unsafe { bindings::rtnl_held_for_free() };
+        // INVARIANT: deferred only while RTNL is held (the caller's
+        // promise, checked).
+        Self {
+            deferred: held,
+            _p: PhantomData,
+        }
     }
 
     /// Frees `skb` once RTNL is released.
     #[inline]
     pub fn free<S: OwnedSkb>(&mut self, skb: S) {
         let p = skb.into_raw().as_ptr();
-        // SAFETY: RTNL is held (type invariant, from `new`), which guards
-        // the list; `p` is ours, and the list takes it.
-        unsafe { Self::free_chain(p, p) };
+        // SAFETY: `p` is ours, a chain of one.
+        unsafe { self.free_chain(p, p) };
     }
 
     /// Frees the skbs from `head` to `tail`, linked by `next`, once RTNL
@@ -80,12 +95,25 @@ impl RtnlFree<'_> {
     ///
     /// # Safety
     ///
-    /// RTNL is held; the caller owns every skb of the chain and gives
-    /// them up; `tail` is reached from `head` through `next`.
+    /// The caller owns every skb of the chain and gives them up; `tail`
+    /// is reached from `head` through `next`.
     #[inline]
-    unsafe fn free_chain(head: *mut bindings::sk_buff, tail: *mut bindings::sk_buff) {
-        // SAFETY: By the caller's promise.
-        unsafe { bindings::rtnl_kfree_skbs(head, tail) };
+    unsafe fn free_chain(&mut self, head: *mut bindings::sk_buff, tail: *mut bindings::sk_buff) {
+        if self.deferred {
+            // SAFETY: RTNL is held (type invariant), which guards the
+            // list; the chain is ours (caller) and the list takes it.
+            unsafe { bindings::rtnl_kfree_skbs(head, tail) };
+        } else {
+            // SAFETY: As above; the chain ends at `tail` and is freed
+            // here, as `rtnl_unlock()` would free it.
+            unsafe {
+                set_next(tail, core::ptr::null_mut());
+                bindings::kfree_skb_list_reason(
+                    head,
+                    bindings::skb_drop_reason_SKB_DROP_REASON_NOT_SPECIFIED,
+                );
+            }
+        }
     }
 }
 
@@ -293,14 +321,13 @@ impl<S: OwnedSkb, L: QueueLen> SkbQueue<S, L> {
     /// released: the whole chain at once, as C's `rtnl_kfree_skbs(head,
     /// tail)`.
     #[inline]
-    pub fn free_all(&mut self, _free: &mut RtnlFree<'_>) {
+    pub fn free_all(&mut self, free: &mut RtnlFree<'_>) {
         if self.head.is_null() {
             return;
         }
-        // SAFETY: A `RtnlFree` exists only while RTNL is held; the queue
-        // owns the chain from `head` to `tail` (type invariant) and gives
-        // it up: it is empty after.
-        unsafe { RtnlFree::free_chain(self.head, self.tail) };
+        // SAFETY: The queue owns the chain from `head` to `tail` (type
+        // invariant) and gives it up: it is empty after.
+        unsafe { free.free_chain(self.head, self.tail) };
         self.head = core::ptr::null_mut();
         self.len = L::ZERO;
     }

@@ -60,7 +60,7 @@ MODULE_PARM_DESC(dev, "device whose root qdisc is fq (down)");
 
 static unsigned int flows = 1;
 module_param(flows, uint, 0444);
-MODULE_PARM_DESC(flows, "flows, 1..4194304 (default 1)");
+MODULE_PARM_DESC(flows, "flows, 1..1048576 (default 1)");
 
 static unsigned int burst = 1;
 module_param(burst, uint, 0444);
@@ -83,7 +83,7 @@ module_param(mark, uint, 0444);
 MODULE_PARM_DESC(mark, "region of make bench's cache model, 0..4095 (default 0)");
 
 #define BENCH_MAX_BURST	64
-#define BENCH_MAX_FLOWS	(1U << 22)
+#define BENCH_MAX_FLOWS	(1U << 20)
 #define BENCH_CHUNK	4096
 #define BENCH_PKT_LEN	64
 

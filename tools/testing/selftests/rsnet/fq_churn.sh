@@ -13,6 +13,10 @@
 # and by the sweep of each new flow (FlowTable::gc_sweep_chains(): as many
 # chains as C's trees are deep): it must hold at most C's flows and
 # memory, 10 % over at most (memory: and 128 kB, the slab pages' give).
+# The memory is what deleting the qdisc gives back to SUnreclaim: slab
+# pages, so C's flows, in a cache of their own, count whole, and the Rust
+# fq's kmalloc-96 objects only where their pages empty; the flows held
+# are the exact measure.
 #
 # Then FQ_CHURN_RETURN_N sockets send two datagrams each, idle past the gc
 # age and send one again: the share of them that come back as new flows (their
@@ -83,6 +87,7 @@ run() {
 		prev=$memb
 		memb=$(sunreclaim)
 		[ $((memb - prev)) -le 16 ] && [ $((prev - memb)) -le 16 ] && break
+		[ $t = 10 ] && ktap_print_msg "$impl: SUnreclaim still moving ($prev, then $memb kB)"
 	done
 	tc qdisc del dev $DEV root
 	sleep 0.5

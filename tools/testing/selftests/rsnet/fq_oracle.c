@@ -183,9 +183,10 @@ module_param(slackexp, uint, 0444);
 MODULE_PARM_DESC(slackexp, "instead of seeds: the timer_slack experiment, this many virtual ms");
 
 /*
- * New flows of the table limit run after fq's gc age: more than the
- * Rust fq's gc sweep of a jiffy frees room for, so that a full table's
- * own sweep is needed too.
+ * New flows of the table limit run after fq's gc age: enough lookups
+ * that what they collect (chains walked, the Rust fq's gc sweeps of new
+ * flows, a full table's sweeps) shows in the counts fq_mutants.sh
+ * compares exactly.
  */
 #define OR_FILL_LATER	1000
 static uint fill;

@@ -337,12 +337,12 @@ done
 # The flow table's limit: packets of 5,000 new flows in frozen time
 # (behind one flow's packet due later), then of 1,000 more after fq's gc
 # age. C makes every flow; sch_fq_rs_vt, whose table holds 4,096 flows
-# (the production build: 4,194,304), sends the packets of new flows past
+# (the production build: 1,048,576), sends the packets of new flows past
 # that as C sends one whose flow it cannot allocate: from the fast path
 # queue, each counted in allocation_errors, none dropped. Once the flows
-# are idle, a full table sweeps for them first: all 1,000 get their flow,
-# though their own chains may hold none and the gc sweep of new flows
-# (64 chains a jiffy, in frozen time once) makes room for fewer.
+# are idle, the lookups of new flows collect them first (their chains,
+# the gc sweep of 2 chains a new flow at 4,096 flows on 1,024 buckets,
+# and a full table's sweep): all 1,000 get their flow.
 failslab_task on
 for impl in c rust; do
 	: >"$TMP/fill.$impl"
@@ -355,11 +355,10 @@ expect_eq "C fq makes a flow for each of 5,000 new flows" \
 expect_eq "Rust fq at its table limit sends each new flow's packet, drops none, as C's failed allocation" \
 	"fill 5000 first_drop 0 drops 0 flows 4096 allocation_errors 905" "$(grep '^fill' "$TMP/fill.rust")"
 # Every flow is idle past the gc age by then: each lookup of a new flow
-# collects the stale flows it meets (C: up to 8 on its search path; Rust:
-# all of its chain's, the first of the jiffy 64 chains more, and a full
-# table 64 more), so the 1,000 lookups collect more than 1,000 in C, and
-# at least as many as they make room for in Rust, which takes every new
-# flow (no allocation error past the fill's 905).
+# collects the stale flows it meets (C: all on its search path; Rust: all
+# of its chain's and of its sweeps), so the 1,000 lookups collect more
+# than 1,000 in C, and at least as many as they make room for in Rust,
+# which takes every new flow (no allocation error past the fill's 905).
 check "Rust fq, full of idle flows, takes every new flow, collecting to make room" \
 	awk '$1 == "after_gc" && $3 == 1000 && $5 == 0 && $7 <= 4096 && $9 >= 1000 && $11 == 905 {ok = 1} END {exit !ok}' "$TMP/fill.rust"
 check "C fq collects more than one idle flow a lookup once all are stale" \
