@@ -63,7 +63,8 @@ done
 #   kmem_cache_destroy __kmem_cache_create_args pskb_expand_head gnet_stats_copy_app
 #   SkBuff::set_ce_slow (the kernel crate's, out of line): reaches the
 #   clock only through pskb_expand_head
-#   sk_skb_reason_drop: frees an skb (its dst, through RCU)
+#   sk_skb_reason_drop, kfree_skb_list_reason (RtnlFree's fallback
+#   without RTNL): free skbs (their dst, through RCU)
 #   __skb_get_hash_net: the flow dissector (BPF run statistics) and the
 #   hash seed's one-time initialisation: the hash is the packet's and the
 #   seed's, not the time's
@@ -71,7 +72,7 @@ done
 #   net_ratelimit ___ratelimit _printk __nla_parse: rate limiting and
 #   printing of warnings (a log line's time stamp): the oracle observes
 #   no log (__nla_parse warns of trailing bytes)
-clock_ok='^(__kmalloc_noprof|kfree|krealloc_node_align_noprof|kvrealloc_node_align_noprof|__kvmalloc_node_noprof|kvfree|kmem_cache_alloc_noprof|kmem_cache_free|kmem_cache_destroy|__kmem_cache_create_args|pskb_expand_head|gnet_stats_copy_app|_RNv.*6SkBuff11set_ce_slow|sk_skb_reason_drop|__skb_get_hash_net|_raw_spin_unlock_bh|net_ratelimit|___ratelimit|_printk|__nla_parse)$'
+clock_ok='^(__kmalloc_noprof|kfree|krealloc_node_align_noprof|kvrealloc_node_align_noprof|__kvmalloc_node_noprof|kvfree|kmem_cache_alloc_noprof|kmem_cache_free|kmem_cache_destroy|__kmem_cache_create_args|pskb_expand_head|gnet_stats_copy_app|_RNv.*6SkBuff11set_ce_slow|sk_skb_reason_drop|kfree_skb_list_reason|__skb_get_hash_net|_raw_spin_unlock_bh|net_ratelimit|___ratelimit|_printk|__nla_parse)$'
 vmlinux=$(kbuild_dir)/vmlinux
 if [ -f "$vmlinux" ]; then
 	refs=$(python3 "$RSNET_TOP/tools/rsnet/clockrefs.py" "llvm-objdump$LLVM_SUFFIX" "$vmlinux" "$@") || {
