@@ -21,8 +21,10 @@
  *
  *  - enqueue of one skb, or a burst of up to 32 from one source: orphans
  *    (skb_set_hash() from a small pool, so flows collide under
- *    orphan_mask) or kernel TCP and UDP sockets in ESTABLISHED, LISTEN
- *    (orphaned by fq) or CLOSE (hashed by fq) state, with pacing rates
+ *    orphan_mask) or kernel TCP and UDP sockets in ESTABLISHED, LISTEN,
+ *    TIME_WAIT or NEW_SYN_RECV (orphaned by fq; the last two stand for
+ *    the timewait and request sockets TCP sends from) or CLOSE (hashed
+ *    by fq) state, with pacing rates
  *    (sk_pacing_rate from 1 byte/s to 100 Gbit/s) and SO_MAX_PACING_RATE
  *    (sk_max_pacing_rate); pkt_len 1..64 KiB, some GSO, or a quantum
  *    (initial or not), half or a quarter of one; every priority;
@@ -47,8 +49,10 @@
  *    initial_quantum, rate_enable, low_rate_threshold, maxrate (0 to line
  *    rate), refill_delay (from 0), orphan_mask, ce_threshold (from 0),
  *    timer_slack (0 to 4 s), horizon (near the tstamps in play),
- *    horizon_drop, priomap, weights, buckets; out-of-range values one at a
- *    time; attributes of a wrong length and of unknown type.
+ *    horizon_drop, priomap, weights, buckets, offload_horizon (D offers a
+ *    max_pacing_offload_horizon of 2 s while the module runs, as a NIC
+ *    that paces in hardware would); out-of-range values one at a time;
+ *    attributes of a wrong length and of unknown type.
  *  - qdisc_reset(); a socket's state, sk_hash, pacing rate or max pacing
  *    rate changed.
  *
@@ -189,6 +193,8 @@ MODULE_PARM_DESC(slackexp, "instead of seeds: the timer_slack experiment, this m
  * compares exactly.
  */
 #define OR_FILL_LATER	1000
+/* The oracle's device's max_pacing_offload_horizon, in usec: 2 s. */
+#define OR_OFFLOAD_MAX_US	2000000U
 static uint fill;
 module_param(fill, uint, 0444);
 MODULE_PARM_DESC(fill, "instead of seeds: packets of this many new flows, then of " __stringify(OR_FILL_LATER) " more after fq's gc age");
@@ -368,7 +374,19 @@ static u64 rel(struct oracle *o, u64 t)
 
 /* --- sockets -------------------------------------------------------- */
 
-static const int tcp_states[] = { TCP_ESTABLISHED, TCP_LISTEN, TCP_CLOSE };
+/*
+ * TIME_WAIT and NEW_SYN_RECV on full sockets stand for the timewait and
+ * request sockets TCP sends from: fq orphans their packets, as a
+ * listener's (sk_listener_or_tw()).
+ */
+static const int tcp_states[] = { TCP_ESTABLISHED, TCP_LISTEN, TCP_CLOSE,
+				  TCP_TIME_WAIT, TCP_NEW_SYN_RECV };
+
+/* fq orphans the packets of these sockets: skb_orphan() runs their destructor. */
+static bool fq_orphans(const struct sock *sk)
+{
+	return (1 << sk->sk_state) & (TCPF_LISTEN | TCPF_TIME_WAIT | TCPF_NEW_SYN_RECV);
+}
 static const int udp_states[] = { TCP_ESTABLISHED, TCP_CLOSE };
 
 static void oracle_sock_destructor(struct sk_buff *skb)
@@ -438,7 +456,8 @@ static int socks_alloc(struct oracle *o, u32 e)
 		o->socks[e][i] = sock;
 		sk = sock->sk;
 		/* Nothing else sees these sockets: fq only reads them. */
-		sk->sk_state = tcp ? tcp_states[below(o, 3)] : udp_states[below(o, 2)];
+		sk->sk_state = tcp ? tcp_states[below(o, ARRAY_SIZE(tcp_states))] :
+				     udp_states[below(o, 2)];
 		sk->sk_hash = rnd(o);
 		if (chance(o, 50))
 			sk->sk_pacing_rate = pick_rate(o);
@@ -911,7 +930,7 @@ static int op_enqueue(struct oracle *o, u32 n)
 		 * fq orphans skbs of listeners: only others may be the
 		 * qdisc's alone, with a destructor that tells their free.
 		 */
-		unref = sk && sk->sk_state != TCP_LISTEN && chance(o, 50);
+		unref = sk && !fq_orphans(sk) && chance(o, 50);
 		ecn = below(o, 4);
 		if (!unref && !shared && ecn != INET_ECN_CE)
 			ecn = INET_ECN_NOT_ECT;
@@ -1157,7 +1176,13 @@ static void put_valid(struct sk_buff *m, struct oracle *o)
 {
 	static const u32 masks[] = { 0, 1, 3, 15, 1023, ~0U };
 
-	switch (below(o, 15)) {
+	switch (below(o, 16)) {
+	case 14:
+		/* Up to the oracle's device's max_pacing_offload_horizon. */
+		nla_put_u32(m, TCA_FQ_OFFLOAD_HORIZON, chance(o, 30) ? 0 :
+			    chance(o, 10) ? OR_OFFLOAD_MAX_US :
+			    min_t(u32, pick_usecs(o), OR_OFFLOAD_MAX_US));
+		break;
 	case 0:
 		nla_put_u32(m, TCA_FQ_PLIMIT, chance(o, 5) ? below(o, 3) :
 			    1 + below(o, chance(o, 50) ? 64 : 3000));
@@ -1225,7 +1250,12 @@ static void put_valid(struct sk_buff *m, struct oracle *o)
 /* One value fq_change() refuses after parsing. */
 static void put_invalid(struct sk_buff *m, struct oracle *o)
 {
-	switch (below(o, 4)) {
+	switch (below(o, 5)) {
+	case 4:
+		/* Past the device's max_pacing_offload_horizon. */
+		nla_put_u32(m, TCA_FQ_OFFLOAD_HORIZON, OR_OFFLOAD_MAX_US + 1 +
+			    (chance(o, 50) ? below(o, 1000) : (u32)rnd(o) / 2));
+		break;
 	case 0:
 		nla_put_u32(m, TCA_FQ_BUCKETS_LOG, chance(o, 50) ? 0 : 19 + below(o, 100));
 		break;
@@ -1427,7 +1457,8 @@ static void op_sock(struct oracle *o)
 		    (u64)sk->sk_max_pacing_rate);
 		break;
 	default:
-		sk->sk_state = i < OR_TCP ? tcp_states[below(o, 3)] : udp_states[below(o, 2)];
+		sk->sk_state = i < OR_TCP ? tcp_states[below(o, ARRAY_SIZE(tcp_states))] :
+					    udp_states[below(o, 2)];
 		obs(o, 's', "sock %llu state %llu", (u64)i, (u64)sk->sk_state);
 		break;
 	}
@@ -2128,11 +2159,16 @@ static int __init fq_oracle_init(void)
 		goto put;
 	}
 	dev_hold(o->ndev);
+	/* What a NIC that paces in hardware offers (no 7.2 driver does). */
+	WRITE_ONCE(o->ndev->max_pacing_offload_horizon, OR_OFFLOAD_MAX_US * NSEC_PER_USEC);
 	rtnl_unlock();
 
 	or_cur = o;
 	err = oracle_run(o);
 	or_cur = NULL;
+	rtnl_lock();
+	WRITE_ONCE(o->ndev->max_pacing_offload_horizon, 0);
+	rtnl_unlock();
 	dev_put(o->ndev);
 	if (o->truncated)
 		rep(o, "# report truncated\n");
