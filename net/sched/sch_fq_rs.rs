@@ -362,6 +362,11 @@ enum Class<'t> {
     Internal,
     /// The packet's flow.
     Flow(FlowMut<'t, Flow>),
+    /// A new flow past the table's limit: the fast path queue too (C's
+    /// case of a flow it cannot allocate). A variant of its own: with two,
+    /// enqueue compiled to 9 to 13 more instructions a packet on every
+    /// fq_bench row, the fast path's included.
+    Full,
 }
 
 impl FqState {
@@ -459,7 +464,7 @@ impl FqState {
             flow,
             created,
             collected,
-            ..
+            full,
         } = table.lookup(
             key,
             usize::MAX,
@@ -482,6 +487,9 @@ impl FqState {
             // Out of memory, or of room in the table (`full`): C's case
             // of a flow it cannot allocate, the fast path queue.
             self.stat_allocation_errors = self.stat_allocation_errors.wrapping_add(1);
+            if full {
+                return (skb, Class::Full);
+            }
             return (skb, Class::Internal);
         };
         if created {
@@ -1040,6 +1048,7 @@ impl QdiscOps for Fq {
         let mut f = match class {
             Class::Flow(f) => f,
             Class::Internal => return FqSchedData::internal_enqueue(&mut q.st.internal, skb),
+            Class::Full => return FqSchedData::internal_enqueue(&mut q.st.internal, skb),
         };
         let cfg = &q.st.cfg;
 
